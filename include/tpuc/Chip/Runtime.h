@@ -1,0 +1,44 @@
+//===- Runtime.h - Run a bmodel on the cmodel -------------------*- C++ -*-===//
+#ifndef TPUC_CHIP_RUNTIME_H
+#define TPUC_CHIP_RUNTIME_H
+
+#include "tpuc/Chip/BModel.h"
+#include "tpuc/Chip/CModel.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tpuc {
+namespace chip {
+
+struct RunResult {
+  std::map<std::string, std::vector<uint8_t>> outputs; // raw bytes per output
+  std::map<std::string, std::vector<uint8_t>> tensors; // dumped intermediates
+  RunStats stats;
+};
+
+class Runtime {
+public:
+  Status load(const std::string &path);
+  Status loadFromMemory(const uint8_t *data, size_t size);
+  /// Takes an already built model (validated here).
+  Status loadModel(BModel m);
+  const BModel &model() const { return model_; }
+
+  /// Runs network `net` with raw input bytes keyed by input name (sizes must
+  /// match exactly). With dump_tensors every named tensor is captured when
+  /// its producing instruction commits.
+  Status run(size_t net, const std::map<std::string, std::vector<uint8_t>> &in,
+             bool dump_tensors, RunResult &out);
+
+private:
+  BModel model_;
+  bool loaded_ = false;
+};
+
+} // namespace chip
+} // namespace tpuc
+
+#endif

@@ -1,0 +1,17 @@
+#ifndef TPUC_DIALECT_TPU_IR_TPUDIALECT_H
+#define TPUC_DIALECT_TPU_IR_TPUDIALECT_H
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "tpuc/Interfaces/InferenceInterface.h"
+
+#include "tpuc/Dialect/Tpu/IR/TpuOpsDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "tpuc/Dialect/Tpu/IR/TpuOps.h.inc"
+#endif

@@ -1,0 +1,48 @@
+#ifndef TPUC_SUPPORT_OPHELPERS_H
+#define TPUC_SUPPORT_OPHELPERS_H
+// Small accessors shared by op verifiers, shape inference and interpreters.
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace tpuc {
+
+inline llvm::SmallVector<int64_t> getI64s(mlir::ArrayAttr attr) {
+  llvm::SmallVector<int64_t> out;
+  for (mlir::Attribute a : attr)
+    out.push_back(llvm::cast<mlir::IntegerAttr>(a).getInt());
+  return out;
+}
+
+inline bool isRanked(mlir::Value v) {
+  return llvm::isa<mlir::RankedTensorType>(v.getType());
+}
+
+/// Shape of a ranked tensor value (empty for unranked or none values).
+inline llvm::ArrayRef<int64_t> getShape(mlir::Value v) {
+  if (auto t = llvm::dyn_cast<mlir::RankedTensorType>(v.getType()))
+    return t.getShape();
+  return {};
+}
+
+inline int64_t numElements(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+inline bool isNone(mlir::Value v) {
+  return !v || llvm::isa<mlir::NoneType>(v.getType());
+}
+
+/// Normalizes a possibly negative axis; returns -1 when out of range.
+inline int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < 0)
+    axis += rank;
+  return axis >= 0 && axis < rank ? axis : -1;
+}
+
+} // namespace tpuc
+#endif

@@ -1,0 +1,32 @@
+#ifndef TPUC_SUPPORT_WEIGHTSTORE_H
+#define TPUC_SUPPORT_WEIGHTSTORE_H
+// Process-wide cache of weight files. Passes that create weights (e.g. folding
+// BatchNorm into Conv) add them here; top::saveWeights writes a module's
+// weights out and points the module at the new file.
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+#include <memory>
+#include <vector>
+
+namespace tpuc {
+
+constexpr llvm::StringLiteral kWeightFileAttr = "top.weight_file";
+
+/// Name of an op's first result: its location name (the original model's
+/// tensor name), or "" when it has none.
+std::string getOpName(mlir::Operation *op);
+
+using WeightData = std::shared_ptr<std::vector<float>>;
+
+/// Data of weight `name` from `file` (loaded once, reloaded if it changed).
+llvm::Expected<WeightData> readWeight(llvm::StringRef file,
+                                      llvm::StringRef name);
+/// Registers in-memory data for `name` under `file`.
+void addWeight(llvm::StringRef file, llvm::StringRef name, WeightData data);
+/// Writes `names` (all registered under `file`) to a new npz at `path`.
+llvm::Error writeWeights(llvm::StringRef file, llvm::ArrayRef<std::string> names,
+                         llvm::ArrayRef<std::vector<int64_t>> shapes,
+                         llvm::StringRef path);
+
+} // namespace tpuc
+#endif

@@ -1,0 +1,47 @@
+#include "tpuc-c/Dialects.h"
+#include "tpuc/Dialect/Top/IR/TopDialect.h"
+#include "tpuc/Dialect/Top/Transforms/Passes.h"
+#include "tpuc/Dialect/Top/Utils.h"
+#include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
+#include "tpuc/InitAll.h"
+#include "tpuc/Interpreter/Interpreter.h"
+#include "tpuc/Support/OpHelpers.h"
+#include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Registration.h"
+#include "mlir/CAPI/Support.h"
+
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Top, top, top::TopDialect)
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Tpu, tpu, tpu::TpuDialect)
+
+void tpucRegisterAllPasses(void) { tpuc::registerAllPasses(); }
+
+MlirLogicalResult tpucInterpret(MlirModule module, const TpucTensorView *inputs,
+                                intptr_t numInputs, bool allTensors,
+                                TpucTensorCallback onTensor,
+                                void *tensorUserData, MlirStringCallback onError,
+                                void *errorUserData) {
+  tpuc::TensorList in;
+  for (intptr_t i = 0; i < numInputs; ++i) {
+    const TpucTensorView &v = inputs[i];
+    tpuc::HostTensor t;
+    t.shape.assign(v.shape, v.shape + v.rank);
+    t.data.assign(v.data, v.data + tpuc::numElements(t.shape));
+    in.push_back({unwrap(v.name).str(), std::move(t)});
+  }
+  auto out = tpuc::interpret(unwrap(module), in, allTensors);
+  if (!out) {
+    std::string msg = llvm::toString(out.takeError());
+    onError(mlirStringRefCreate(msg.data(), msg.size()), errorUserData);
+    return mlirLogicalResultFailure();
+  }
+  for (auto &[name, t] : *out)
+    onTensor(TpucTensorView{mlirStringRefCreate(name.data(), name.size()),
+                            t.data.data(), t.shape.data(),
+                            intptr_t(t.shape.size())},
+             tensorUserData);
+  return mlirLogicalResultSuccess();
+}
+
+MlirLogicalResult tpucSaveWeights(MlirModule module, MlirStringRef path) {
+  return wrap(top::saveWeights(unwrap(module), unwrap(path)));
+}

@@ -1,0 +1,3 @@
+#include "tpuc/Interfaces/InferenceInterface.h"
+
+#include "tpuc/Interfaces/InferenceInterface.cpp.inc"

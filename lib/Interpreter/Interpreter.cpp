@@ -1,0 +1,124 @@
+#include "tpuc/Interpreter/Interpreter.h"
+#include "tpuc/Interfaces/InferenceInterface.h"
+#include "tpuc/Support/OpHelpers.h"
+#include "tpuc/Support/WeightStore.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+
+namespace tpuc {
+namespace {
+
+llvm::Error err(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::string shapeStr(llvm::ArrayRef<int64_t> s) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << "[";
+  llvm::interleaveComma(s, os);
+  os << "]";
+  return out;
+}
+
+func::FuncOp entryFunction(ModuleOp module) {
+  func::FuncOp only;
+  unsigned count = 0;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (f.getName() == "main")
+      return f;
+    only = f, ++count;
+  }
+  return count == 1 ? only : func::FuncOp();
+}
+
+} // namespace
+
+llvm::Expected<TensorList> interpret(ModuleOp module, const TensorList &inputs,
+                                     bool allTensors) {
+  func::FuncOp func = entryFunction(module);
+  if (!func)
+    return err("module has no 'main' function");
+  // Diagnostics from ops become the returned error's text.
+  std::string diag;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    llvm::raw_string_ostream os(diag);
+    if (!diag.empty())
+      os << "\n";
+    os << d.getLocation() << ": " << d;
+    return success();
+  });
+
+  llvm::DenseMap<Value, std::shared_ptr<std::vector<float>>> buffers;
+  llvm::StringMap<const HostTensor *> byName;
+  for (auto &[name, t] : inputs)
+    byName[name] = &t;
+
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    // An argument is named by the input op that consumes it.
+    const HostTensor *t = nullptr;
+    std::string name;
+    for (Operation *user : arg.getUsers()) {
+      name = getOpName(user);
+      auto it = byName.find(name);
+      if (it != byName.end()) {
+        t = it->second;
+        break;
+      }
+    }
+    if (!t)
+      return err("no input given for '" + name + "' (argument #" +
+                 llvm::Twine(arg.getArgNumber()) + ")");
+    auto expect = getShape(arg);
+    if (llvm::ArrayRef<int64_t>(t->shape) != expect)
+      return err("input '" + name + "' has shape " + shapeStr(t->shape) +
+                 " but the model expects " + shapeStr(expect));
+    buffers[arg] = std::make_shared<std::vector<float>>(t->data);
+  }
+
+  TensorList out;
+  auto record = [&](Value v, const std::string &name) {
+    out.push_back({name, HostTensor{std::vector<int64_t>(getShape(v).begin(),
+                                                         getShape(v).end()),
+                                    *buffers[v]}});
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumResults() == 1 && isa<NoneType>(op.getResult(0).getType()))
+      continue;
+    auto iface = dyn_cast<InferenceInterface>(op);
+    if (!iface)
+      return err(getOpName(&op) + " (" + op.getName().getStringRef() +
+                 "): op has no reference semantics (InferenceInterface)");
+    InferenceParam param;
+    for (Value v : op.getOperands())
+      param.inputs.push_back(isNone(v) ? nullptr : buffers[v]->data());
+    for (Value r : op.getResults()) {
+      if (!isRanked(r))
+        return err(getOpName(&op) + " (" + op.getName().getStringRef() +
+                   "): result shape unknown; run shape inference first");
+      auto buf = std::make_shared<std::vector<float>>(
+          numElements(getShape(r)), 0.0f);
+      param.outputs.push_back(buf->data());
+      buffers[r] = std::move(buf);
+    }
+    if (failed(iface.inference(param)))
+      return err(diag.empty() ? getOpName(&op) + ": inference failed" : diag);
+    // Constants (no operands) are not layer outputs.
+    if (allTensors && op.getNumResults() == 1 && op.getNumOperands() > 0) {
+      std::string name = getOpName(&op);
+      if (!name.empty())
+        record(op.getResult(0), name);
+    }
+  }
+  if (!allTensors)
+    for (Value v : body.getTerminator()->getOperands())
+      record(v, v.getDefiningOp() ? getOpName(v.getDefiningOp()) : "");
+  return out;
+}
+
+} // namespace tpuc

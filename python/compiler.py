@@ -1,0 +1,83 @@
+"""In-process access to tpuc's MLIR: contexts, pass pipelines, interpreter.
+
+Everything goes through tpuc's own MLIR Python package (`tpuc.mlir`), so a
+process holds exactly one copy of MLIR.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from .mlir import ir, passmanager
+from .mlir._mlir_libs import _tpucDialects as _native
+
+log = logging.getLogger(__name__)
+
+_native.register_passes()
+
+WEIGHT_FILE_ATTR = "top.weight_file"
+
+
+class CompileError(RuntimeError):
+    """A pass pipeline, verifier or interpreter rejected the module."""
+
+
+def make_context() -> ir.Context:
+    """A context with the func, quant, top and tpu dialects loaded."""
+    ctx = ir.Context()
+    _native.register_dialects(ctx)
+    return ctx
+
+
+def parse_module(text: str, ctx: ir.Context) -> ir.Module:
+    try:
+        return ir.Module.parse(text, ctx)
+    except ir.MLIRError as e:
+        raise CompileError(_diagnostics(e)) from None
+
+
+def load_module(path: str | Path, ctx: ir.Context) -> ir.Module:
+    return parse_module(Path(path).read_text(), ctx)
+
+
+def run_pipeline(module: ir.Module, pipeline: str) -> None:
+    """Runs a textual pass pipeline (e.g. "top-shape-infer,canonicalize")."""
+    pm = passmanager.PassManager.parse(f"builtin.module({pipeline})",
+                                       context=module.context)
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as e:
+        raise CompileError(_diagnostics(e)) from None
+
+
+def module_text(module: ir.Module) -> str:
+    """Textual IR with locations, so tensor names survive a round trip."""
+    return module.operation.get_asm(enable_debug_info=True)
+
+
+def save_module(module: ir.Module, path: str | Path) -> None:
+    Path(path).write_text(module_text(module))
+
+
+def save_weights(module: ir.Module, path: str | Path) -> None:
+    """Writes the module's weights to `path` and points the module at it."""
+    _native.save_weights(module, str(path))
+
+
+def interpret(module: ir.Module, inputs: dict[str, np.ndarray],
+              all_tensors: bool = False) -> dict[str, np.ndarray]:
+    """Runs the module's entry function (Top or Tpu) on `inputs`."""
+    arrays = {k: np.ascontiguousarray(v, dtype=np.float32)
+              for k, v in inputs.items()}
+    try:
+        return _native.interpret(module, arrays, all_tensors)
+    except RuntimeError as e:
+        raise CompileError(str(e)) from None
+
+
+def _diagnostics(err: ir.MLIRError) -> str:
+    lines = [err.message] + [f"  {d.location}: {d.message}"
+                             for d in err.error_diagnostics]
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Model frontends (ONNX import and reference execution)."""

@@ -1,0 +1,1 @@
+"""Test helpers: a model zoo built by code."""
