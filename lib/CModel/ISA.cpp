@@ -527,6 +527,17 @@ public:
         return fail(field, "shape " + shapeStr(o) + " has an empty or oversized dimension");
     if (o.numElements() > kMaxElements)
       return fail(field, "too many elements");
+    // Bound the work of stride-0 views: no operand may have more elements
+    // than its memory space could hold densely.
+    uint64_t capacity = 0;
+    if (o.space == Space::LMEM) {
+      capacity = t_.lmemTotalBytes();
+    } else {
+      for (const auto &r : ddr_)
+        capacity += r.end - r.begin;
+    }
+    if (o.numElements() * dtypeSize(o.dtype) > capacity)
+      return fail(field, "shape " + shapeStr(o) + " has more elements than its memory space holds");
     if (tiu && o.space != Space::LMEM)
       return fail(field, "TIU operands must be in LMEM");
     if (o.space == Space::LMEM && o.start_lane >= t_.lanes)

@@ -200,10 +200,10 @@ private:
         out += '\t';
         break;
       case 'u': {
-        uint32_t cp;
+        uint32_t cp = 0;
         TPUC_RETURN_IF_ERROR(parseHex4(cp));
         if (cp >= 0xd800 && cp < 0xdc00 && consume("\\u")) {
-          uint32_t lo;
+          uint32_t lo = 0;
           TPUC_RETURN_IF_ERROR(parseHex4(lo));
           if (lo >= 0xdc00 && lo < 0xe000)
             cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);

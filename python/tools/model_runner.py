@@ -1,0 +1,93 @@
+"""Run a compiled model on the tpuc chip simulator.
+
+    model_runner.py --model net.bmodel --input in.npz --output out.npz \
+        [--dump_all_tensors] [--trace trace.json]
+
+Inputs are read from an .npz whose keys are the network's input names;
+outputs (and with --dump_all_tensors every named intermediate tensor) are
+written to the output .npz. bf16 tensors are stored as float32 in the .npz.
+Prints the cycle counts of the timing model. Exits non-zero with a one-line
+error on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import numpy as np
+
+
+def _npz_safe(arr: np.ndarray) -> np.ndarray:
+    # npz cannot describe ml_dtypes' bfloat16 portably.
+    return arr.astype(np.float32) if arr.dtype.name == "bfloat16" else arr
+
+
+def run_model(model: str, input_npz: str, output_npz: Optional[str] = None,
+              dump_all_tensors: bool = False, trace: Optional[str] = None,
+              net=0):
+    """Library entry point: run ``model`` on the arrays in ``input_npz``.
+
+    Returns the :class:`tpuc.runtime.RunResult`; writes ``output_npz`` when
+    given. Only ``.bmodel`` files are handled here.
+    """
+    from tpuc import runtime
+
+    path = Path(model)
+    if path.suffix != ".bmodel":
+        raise ValueError(f"unsupported model file {model!r} (expected a .bmodel)")
+    if not Path(input_npz).is_file():
+        raise FileNotFoundError(f"input file not found: {input_npz}")
+    with np.load(input_npz) as data:
+        arrays: Dict[str, np.ndarray] = {k: data[k] for k in data.files}
+    m = runtime.Model(path)
+    names = [s.name for s in m.input_specs(net)]
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise ValueError(f"input file {input_npz} lacks input(s) {missing} "
+                         f"(it has {sorted(arrays)})")
+    result = m.run({n: arrays[n] for n in names}, net=net, dump_all_tensors=dump_all_tensors)
+    if trace:
+        m.write_trace(trace)
+    if output_npz:
+        out = {k: _npz_safe(v) for k, v in result.outputs.items()}
+        if dump_all_tensors:
+            for k, v in result.tensors.items():
+                out.setdefault(k, _npz_safe(v))
+        np.savez(output_npz, **out)
+    return result
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="model_runner", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="compiled .bmodel file")
+    parser.add_argument("--input", required=True, help=".npz with one array per input name")
+    parser.add_argument("--output", help=".npz to write outputs to")
+    parser.add_argument("--dump_all_tensors", action="store_true",
+                        help="also store every named intermediate tensor in the output")
+    parser.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
+    parser.add_argument("--net", default="0", help="network name or index (default 0)")
+    args = parser.parse_args(argv)
+    net = int(args.net) if args.net.isdigit() else args.net
+    try:
+        from tpuc.runtime import ChipError
+    except ImportError as e:  # broken installation
+        print(f"model_runner: error: cannot import tpuc.runtime: {e}", file=sys.stderr)
+        return 2
+    try:
+        result = run_model(args.model, args.input, args.output, args.dump_all_tensors,
+                           args.trace, net)
+    except (ChipError, ValueError, OSError, KeyError) as e:
+        msg = str(e).strip().replace("\n", " ")
+        print(f"model_runner: error: {msg}", file=sys.stderr)
+        return 1
+    print(result.stats.summary())
+    if args.output:
+        print(f"outputs written to {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
