@@ -1,0 +1,177 @@
+"""ONNX → Top dialect.
+
+Every ONNX node maps to one or more Top ops built with the typed builders of
+`tpuc.mlir.dialects.top`. Each op's location is the ONNX tensor name it
+produces, so tensors dumped by any later stage line up with onnxruntime's.
+Initializers used as data become `top.Weight` ops whose arrays go into the
+weight npz; initializers used as shapes/axes become attributes.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from .. import compiler
+from ..mlir import ir
+from ..mlir.dialects import func, top
+from . import onnx_ops
+from .errors import FrontendError
+from .onnx_prepare import graph_inputs, opset_of, prepare
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ImportedModel:
+    module: ir.Module
+    weights: dict[str, np.ndarray]
+    input_names: list[str]
+    output_names: list[str]
+    onnx_model: onnx.ModelProto = field(repr=False)
+
+
+class OnnxImporter:
+    """Builds a Top module from a prepared (static, folded) ONNX model."""
+
+    def __init__(self, model: onnx.ModelProto, model_name: str,
+                 ctx: ir.Context, source: str = ""):
+        self.model = model
+        self.name = model_name
+        self.source = source or model_name
+        self.ctx = ctx
+        self.opset = opset_of(model, self.source)
+        graph = model.graph
+        self.initializers = {i.name: i for i in graph.initializer}
+        self.shapes: dict[str, list[int]] = {}
+        for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
+            t = vi.type.tensor_type
+            if t.HasField("shape"):
+                self.shapes[vi.name] = [d.dim_value for d in t.shape.dim]
+        self.values: dict[str, ir.Value] = {}
+        self.weights: dict[str, np.ndarray] = {}
+        self.node: onnx.NodeProto | None = None
+
+    # -- helpers used by the op converters ---------------------------------
+
+    def fail(self, reason: str) -> FrontendError:
+        n = self.node
+        return FrontendError(reason, model=self.source,
+                             node=(n.name or (n.output[0] if n.output else ""))
+                             if n else "", op=n.op_type if n else "")
+
+    def const(self, name: str) -> np.ndarray | None:
+        """The value of a constant input, or None when it is computed."""
+        init = self.initializers.get(name)
+        return None if init is None else numpy_helper.to_array(init)
+
+    def require_const(self, name: str, what: str) -> np.ndarray:
+        value = self.const(name)
+        if value is None:
+            raise self.fail(f"{what} ('{name}') must be a constant")
+        return value
+
+    def shape(self, name: str) -> list[int]:
+        if name not in self.shapes:
+            if name in self.initializers:
+                return list(self.initializers[name].dims)
+            raise self.fail(f"shape of '{name}' is unknown")
+        return self.shapes[name]
+
+    def type_of(self, name: str | None) -> ir.Type:
+        f32 = ir.F32Type.get()
+        if name and name in self.shapes:
+            return ir.RankedTensorType.get(self.shapes[name], f32)
+        return ir.UnrankedTensorType.get(f32)
+
+    def weight(self, name: str, array: np.ndarray | None = None) -> ir.Value:
+        """A top.Weight for initializer `name` (or for `array`, stored under
+        `name`); created once per name."""
+        if name in self.values:
+            return self.values[name]
+        if array is None:
+            array = self.require_const(name, "weight")
+        array = np.ascontiguousarray(array, dtype=np.float32)
+        self.weights[name] = array
+        t = ir.RankedTensorType.get(list(array.shape), ir.F32Type.get())
+        v = top.WeightOp(t, loc=ir.Location.name(name)).result
+        self.values[name] = v
+        return v
+
+    def value(self, name: str) -> ir.Value:
+        if name in self.values:
+            return self.values[name]
+        if name in self.initializers:
+            return self.weight(name)
+        raise self.fail(f"input '{name}' is not produced by any node")
+
+    def none(self) -> ir.Value:
+        return top.NoneOp(ir.NoneType.get()).result
+
+    def loc(self, name: str) -> ir.Location:
+        return ir.Location.name(name)
+
+    # -- driver ------------------------------------------------------------
+
+    def build(self, output_names: list[str] | None = None) -> ImportedModel:
+        graph = self.model.graph
+        inputs = graph_inputs(self.model)
+        outputs = output_names or [o.name for o in graph.output]
+        with self.ctx, ir.Location.unknown():
+            module = ir.Module.create()
+            module.operation.attributes["module.name"] = ir.StringAttr.get(self.name)
+            arg_types = [self.type_of(vi.name) for vi in inputs]
+            with ir.InsertionPoint(module.body):
+                fn = func.FuncOp("main", ir.FunctionType.get(arg_types, []))
+                block = fn.add_entry_block()
+            with ir.InsertionPoint(block):
+                for vi, arg in zip(inputs, block.arguments):
+                    self.values[vi.name] = top.InputOp(
+                        self.type_of(vi.name), arg, loc=self.loc(vi.name)).result
+                for node in graph.node:
+                    self.node = node
+                    self._convert(node)
+                self.node = None
+                missing = [o for o in outputs if o not in self.values]
+                if missing:
+                    raise FrontendError(f"output '{missing[0]}' is not a tensor "
+                                        f"of the model", model=self.source)
+                results = [self.values[o] for o in outputs]
+                func.ReturnOp(results)
+            fn.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(arg_types, [r.type for r in results]))
+        return ImportedModel(module, self.weights, [vi.name for vi in inputs],
+                             outputs, self.model)
+
+    def _convert(self, node: onnx.NodeProto) -> None:
+        if node.domain not in ("", "ai.onnx"):
+            raise self.fail(f"custom domain '{node.domain}' is not supported")
+        converter = onnx_ops.CONVERTERS.get(node.op_type)
+        if converter is None:
+            raise self.fail("op type is not supported")
+        results = converter(self, node)
+        if isinstance(results, ir.Value):
+            results = [results]
+        for name, v in zip(node.output, results):
+            if name:
+                self.values[name] = v
+
+
+def import_onnx(path: str | Path, model_name: str, ctx: ir.Context,
+                input_shapes: list[list[int]] | None = None,
+                output_names: list[str] | None = None) -> ImportedModel:
+    """Imports an ONNX file into a Top module (weights not yet written)."""
+    model = prepare(path, input_shapes)
+    return OnnxImporter(model, model_name, ctx, source=str(path)).build(output_names)
+
+
+def write_top(imported: ImportedModel, weight_file: str | Path) -> None:
+    """Writes the weights npz and points the module at it."""
+    np.savez(weight_file, **imported.weights)
+    with imported.module.context:
+        imported.module.operation.attributes[compiler.WEIGHT_FILE_ATTR] = \
+            ir.StringAttr.get(str(weight_file))

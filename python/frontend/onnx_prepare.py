@@ -1,0 +1,195 @@
+"""Loads an ONNX model and makes it static and simple enough to import.
+
+Checks the opset, applies input shape overrides, turns Constant nodes into
+initializers, folds every node whose inputs are all constant (evaluated by
+ONNX's own reference implementation) and runs ONNX shape inference until
+every tensor has a static shape.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import numpy_helper, shape_inference
+from onnx.reference import ReferenceEvaluator
+
+from .errors import FrontendError
+
+log = logging.getLogger(__name__)
+
+MIN_OPSET, MAX_OPSET = 13, 21
+
+# Never folded: folding them would bake randomness or lose tensor names that
+# users compare against.
+_NO_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+            "RandomUniformLike", "Multinomial", "Bernoulli"}
+
+
+def load_model(path: str | Path) -> onnx.ModelProto:
+    path = str(path)
+    if not Path(path).is_file():
+        raise FrontendError("no such file", model=path)
+    try:
+        model = onnx.load(path)
+    except (DecodeError, ValueError, OSError) as e:
+        raise FrontendError(f"not a valid ONNX file ({e})", model=path) from None
+    if not model.graph.node:
+        raise FrontendError("not a valid ONNX file (graph has no nodes)",
+                            model=path)
+    return model
+
+
+def opset_of(model: onnx.ModelProto, name: str) -> int:
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            v = imp.version
+            if not MIN_OPSET <= v <= MAX_OPSET:
+                raise FrontendError(
+                    f"opset {v} is not supported (supported: "
+                    f"{MIN_OPSET} to {MAX_OPSET})", model=name)
+            return v
+    raise FrontendError("model imports no default-domain opset", model=name)
+
+
+def _static_dims(vi: onnx.ValueInfoProto) -> list[int] | None:
+    t = vi.type.tensor_type
+    if not t.HasField("shape"):
+        return None
+    dims = []
+    for d in t.shape.dim:
+        if not d.HasField("dim_value"):
+            return None
+        dims.append(d.dim_value)
+    return dims
+
+
+def _set_dims(vi: onnx.ValueInfoProto, dims: list[int]) -> None:
+    shape = vi.type.tensor_type.shape
+    del shape.dim[:]
+    for d in dims:
+        shape.dim.add().dim_value = int(d)
+
+
+def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    weights = {i.name for i in model.graph.initializer}
+    return [vi for vi in model.graph.input if vi.name not in weights]
+
+
+def override_input_shapes(model: onnx.ModelProto,
+                          shapes: list[list[int]] | None, name: str) -> None:
+    inputs = graph_inputs(model)
+    if shapes is None:
+        return
+    if len(shapes) != len(inputs):
+        raise FrontendError(
+            f"--input_shapes gives {len(shapes)} shapes but the model has "
+            f"{len(inputs)} inputs ({', '.join(i.name for i in inputs)})",
+            model=name)
+    for vi, dims in zip(inputs, shapes):
+        rank = len(vi.type.tensor_type.shape.dim)
+        if rank and rank != len(dims):
+            raise FrontendError(
+                f"input '{vi.name}' has rank {rank} but --input_shapes gives "
+                f"{dims}", model=name)
+        if any(d <= 0 for d in dims):
+            raise FrontendError(f"input '{vi.name}': dims must be positive, "
+                                f"got {dims}", model=name)
+        _set_dims(vi, dims)
+
+
+def _constants_to_initializers(graph: onnx.GraphProto) -> None:
+    keep = []
+    for node in graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            value = ReferenceEvaluator(_single_node_model(node, [])).run(None, {})[0]
+            graph.initializer.append(
+                numpy_helper.from_array(np.asarray(value), node.output[0]))
+        else:
+            keep.append(node)
+    del graph.node[:]
+    graph.node.extend(keep)
+
+
+def _single_node_model(node: onnx.NodeProto,
+                       inputs: list[onnx.TensorProto],
+                       opset: int = MAX_OPSET) -> onnx.ModelProto:
+    graph = onnx.helper.make_graph(
+        [node], "fold", [], [onnx.helper.make_tensor_value_info(
+            o, onnx.TensorProto.UNDEFINED, None) for o in node.output],
+        initializer=inputs)
+    return onnx.helper.make_model(
+        graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
+
+
+def _infer(model: onnx.ModelProto, name: str) -> onnx.ModelProto:
+    try:
+        return shape_inference.infer_shapes(model, check_type=True,
+                                            strict_mode=True, data_prop=True)
+    except Exception as e:  # onnx raises InferenceError and others
+        msg = str(e).strip().splitlines()
+        raise FrontendError(f"shape inference failed: {msg[-1] if msg else e}",
+                            model=name) from None
+
+
+def _fold_constants(model: onnx.ModelProto, opset: int) -> bool:
+    """Folds nodes whose inputs are all initializers, and Shape nodes of
+    tensors with static shapes. Returns whether anything changed."""
+    graph = model.graph
+    inits = {i.name: i for i in graph.initializer}
+    shapes = {vi.name: _static_dims(vi) for vi in
+              list(graph.value_info) + list(graph.input) + list(graph.output)}
+    outputs = {o.name for o in graph.output}
+    keep, changed = [], False
+    for node in graph.node:
+        foldable = (node.op_type not in _NO_FOLD and node.domain in ("", "ai.onnx")
+                    and not any(o in outputs for o in node.output))
+        if foldable and node.op_type == "Shape" and shapes.get(node.input[0]):
+            dims = np.array(shapes[node.input[0]], np.int64)
+            start = next((a.i for a in node.attribute if a.name == "start"), 0)
+            end = next((a.i for a in node.attribute if a.name == "end"), len(dims))
+            graph.initializer.append(
+                numpy_helper.from_array(dims[start:end], node.output[0]))
+            changed = True
+            continue
+        real_inputs = [i for i in node.input if i]
+        if foldable and real_inputs and all(i in inits for i in real_inputs):
+            values = ReferenceEvaluator(_single_node_model(
+                node, [inits[i] for i in real_inputs], opset)).run(None, {})
+            for out, v in zip(node.output, values):
+                t = numpy_helper.from_array(np.asarray(v), out)
+                graph.initializer.append(t)
+                inits[out] = t
+            changed = True
+            continue
+        keep.append(node)
+    del graph.node[:]
+    graph.node.extend(keep)
+    return changed
+
+
+def prepare(path: str | Path, input_shapes: list[list[int]] | None = None
+            ) -> onnx.ModelProto:
+    """Loads `path` and returns a statically shaped, constant-folded model."""
+    name = str(path)
+    model = load_model(path)
+    opset = opset_of(model, name)
+    override_input_shapes(model, input_shapes, name)
+    for vi in graph_inputs(model):
+        if _static_dims(vi) is None:
+            dims = [d.dim_value or d.dim_param or "?"
+                    for d in vi.type.tensor_type.shape.dim]
+            raise FrontendError(
+                f"input '{vi.name}' has a dynamic shape {dims}; give a static "
+                f"one with --input_shapes", model=name)
+    _constants_to_initializers(model.graph)
+    # Stale shapes of overridden inputs would contradict inference.
+    del model.graph.value_info[:]
+    for out in model.graph.output:
+        out.type.tensor_type.ClearField("shape")
+    model = _infer(model, name)
+    while _fold_constants(model, opset):
+        model = _infer(model, name)
+    return model

@@ -1,0 +1,104 @@
+"""model_transform: a framework model → top.mlir, weights and references.
+
+The first stage of the flow. Writes, next to the requested `.mlir`:
+`<name>_origin.mlir` (as imported), the final top.mlir (after shape inference
+and canonicalization), `<name>_top_weights.npz`, and with test inputs,
+`<name>_ref_outputs.npz` (onnxruntime, every tensor) and the Top
+interpreter's tensors, compared against the reference.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import compiler
+from .compare import CompareResult, Tolerance, compare
+from .frontend.onnx_importer import import_onnx, write_top
+from .frontend.onnx_reference import run_reference
+
+log = logging.getLogger(__name__)
+
+TOP_PIPELINE = "top-shape-infer,canonicalize"
+
+
+@dataclass
+class TransformResult:
+    mlir: Path
+    weight_file: Path
+    ref_outputs: Path | None = None
+    top_outputs: Path | None = None
+    comparison: CompareResult | None = None
+    seconds: float = 0.0
+
+
+def load_inputs(path: str | Path, input_names: list[str]) -> dict[str, np.ndarray]:
+    """Test inputs from an .npz (keyed by input name) or an .npy (one input)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such test input file")
+    if path.suffix == ".npy":
+        if len(input_names) != 1:
+            raise ValueError(f"{path}: an .npy gives one input but the model has "
+                             f"{len(input_names)}: {input_names}")
+        return {input_names[0]: np.load(path)}
+    with np.load(path) as data:
+        missing = [n for n in input_names if n not in data]
+        if missing:
+            raise ValueError(f"{path}: has no array named '{missing[0]}' "
+                             f"(the model's inputs are {input_names})")
+        return {n: data[n] for n in input_names}
+
+
+def transform(model_name: str, model_def: str | Path, mlir: str | Path,
+              input_shapes: list[list[int]] | None = None,
+              test_input: str | Path | None = None,
+              test_result: str | Path | None = None,
+              output_names: list[str] | None = None,
+              excepts: tuple[str, ...] = (),
+              tolerance: Tolerance = Tolerance(0.99, 0.99)) -> TransformResult:
+    start = time.perf_counter()
+    mlir = Path(mlir)
+    out_dir = mlir.parent
+    out_dir.mkdir(parents=True, exist_ok=True)
+    weight_file = out_dir / f"{model_name}_top_weights.npz"
+
+    ctx = compiler.make_context()
+    imported = import_onnx(model_def, model_name, ctx, input_shapes, output_names)
+    module = imported.module
+    write_top(imported, weight_file)
+    with ctx:
+        compiler.save_module(module, out_dir / f"{model_name}_origin.mlir")
+        compiler.run_pipeline(module, TOP_PIPELINE)
+        # Canonicalization may have made new weights (e.g. BatchNorm folded
+        # into Conv): the weight file keeps exactly what the module uses.
+        compiler.save_weights(module, weight_file)
+        compiler.save_module(module, mlir)
+    result = TransformResult(mlir=mlir, weight_file=weight_file)
+    log.info("wrote %s and %s", mlir, weight_file)
+
+    if test_input is not None:
+        inputs = load_inputs(test_input, imported.input_names)
+        feeds = {}
+        for vi in imported.onnx_model.graph.input:
+            if vi.name in inputs:
+                from onnx.helper import tensor_dtype_to_np_dtype
+                feeds[vi.name] = inputs[vi.name].astype(
+                    tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type))
+        ref = run_reference(imported.onnx_model, feeds, all_tensors=True)
+        result.ref_outputs = out_dir / f"{model_name}_ref_outputs.npz"
+        np.savez(result.ref_outputs, **ref)
+        if test_result is not None:
+            with ctx:
+                tensors = compiler.interpret(module, inputs, all_tensors=True)
+            result.top_outputs = Path(test_result)
+            np.savez(result.top_outputs, **tensors)
+            result.comparison = compare(tensors, ref, tolerance=tolerance,
+                                        excepts=excepts)
+    elif test_result is not None:
+        raise ValueError("--test_result needs --test_input")
+    result.seconds = time.perf_counter() - start
+    return result
