@@ -18,19 +18,6 @@ import math
 import sys
 from typing import Sequence
 
-if __package__ in (None, ""):  # run as a script before the package is installed
-    import importlib.util
-    import pathlib
-
-    try:
-        import tpuc  # noqa: F401
-    except ImportError:
-        _root = pathlib.Path(__file__).resolve().parents[1]
-        _spec = importlib.util.spec_from_file_location(
-            "tpuc", _root / "__init__.py", submodule_search_locations=[str(_root)])
-        sys.modules["tpuc"] = importlib.util.module_from_spec(_spec)
-        _spec.loader.exec_module(sys.modules["tpuc"])
-
 from tpuc.compare import CompareResult, NpzError, Status, TensorComparison, Tolerance, compare, load_npz, tensor_stats
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2

@@ -10,16 +10,6 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-try:
-    import tpuc  # noqa: F401
-except ImportError:  # package not installed yet: import the source tree python/ as `tpuc`
-    import importlib.util
-
-    _src = Path(__file__).resolve().parents[2] / "python"
-    _spec = importlib.util.spec_from_file_location("tpuc", _src / "__init__.py", submodule_search_locations=[str(_src)])
-    sys.modules["tpuc"] = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(sys.modules["tpuc"])
-
 from tpuc.compare import NpzError, Status, Tolerance, compare, compare_arrays, load_npz, tensor_stats
 from tpuc.tools import npz_tool
 

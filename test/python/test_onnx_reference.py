@@ -9,16 +9,6 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-try:
-    import tpuc  # noqa: F401
-except ImportError:  # package not installed yet: import the source tree python/ as `tpuc`
-    import importlib.util
-
-    _src = Path(__file__).resolve().parents[2] / "python"
-    _spec = importlib.util.spec_from_file_location("tpuc", _src / "__init__.py", submodule_search_locations=[str(_src)])
-    sys.modules["tpuc"] = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(sys.modules["tpuc"])
-
 from tpuc.frontend.onnx_reference import graph_inputs, make_test_inputs, run_reference, topological_nodes
 
 ATOL = 1e-5  # float32 kernels vs float64/float32 numpy on tensors of magnitude ~1

@@ -12,16 +12,6 @@ import numpy as np
 import onnx
 import pytest
 
-try:
-    import tpuc  # noqa: F401
-except ImportError:  # package not installed yet: import the source tree python/ as `tpuc`
-    import importlib.util
-
-    _src = Path(__file__).resolve().parents[2] / "python"
-    _spec = importlib.util.spec_from_file_location("tpuc", _src / "__init__.py", submodule_search_locations=[str(_src)])
-    sys.modules["tpuc"] = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(sys.modules["tpuc"])
-
 from tpuc.frontend.onnx_reference import make_test_inputs, run_reference
 from tpuc.testing.zoo import ZOO, export, export_all
 
