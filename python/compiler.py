@@ -69,8 +69,8 @@ def save_weights(module: ir.Module, path: str | Path) -> None:
 def interpret(module: ir.Module, inputs: dict[str, np.ndarray],
               all_tensors: bool = False) -> dict[str, np.ndarray]:
     """Runs the module's entry function (Top or Tpu) on `inputs`."""
-    arrays = {k: np.ascontiguousarray(v, dtype=np.float32)
-              for k, v in inputs.items()}
+    # np.ascontiguousarray would turn a 0-d array into shape [1].
+    arrays = {k: np.array(v, dtype=np.float32, order="C") for k, v in inputs.items()}
     try:
         return _native.interpret(module, arrays, all_tensors)
     except RuntimeError as e:

@@ -16,16 +16,20 @@ fi
 . .venv/bin/activate
 
 stamp=.venv/.tpuc-requirements.sha
-want=$(sha256sum requirements.txt setup.py | sha256sum | cut -d' ' -f1)
+want=$(sha256sum requirements.txt | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "[tpuc] installing pinned requirements"
   python -m pip install -q --disable-pip-version-check -r requirements.txt
-  echo "[tpuc] building C++ (CMake + Ninja) and installing tpuc (editable)"
-  TPUC_BUILD_JOBS=${TPUC_BUILD_JOBS:-2} \
-    python -m pip install -q --disable-pip-version-check --no-build-isolation \
-    --no-deps -e .
   echo "$want" > "$stamp"
-else
-  echo "[tpuc] environment up to date; rebuilding what changed"
-  cmake --build build -j "${TPUC_BUILD_JOBS:-2}" | tail -n 1
+fi
+# Configures build/ once, then rebuilds only what changed (Ninja), and links
+# the built Python modules into the editable package.
+echo "[tpuc] building C++ (CMake + Ninja) and installing tpuc (editable)"
+mkdir -p build
+if ! TPUC_BUILD_JOBS=${TPUC_BUILD_JOBS:-2} python -m pip install \
+    --disable-pip-version-check --no-build-isolation --no-deps -e . \
+    > build/install.log 2>&1; then
+  cat build/install.log >&2
+  echo "[tpuc] build failed (log above, also in build/install.log)" >&2
+  exit 1
 fi

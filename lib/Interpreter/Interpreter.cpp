@@ -16,15 +16,6 @@ llvm::Error err(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-std::string shapeStr(llvm::ArrayRef<int64_t> s) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  os << "[";
-  llvm::interleaveComma(s, os);
-  os << "]";
-  return out;
-}
-
 func::FuncOp entryFunction(ModuleOp module) {
   func::FuncOp only;
   unsigned count = 0;
@@ -76,8 +67,8 @@ llvm::Expected<TensorList> interpret(ModuleOp module, const TensorList &inputs,
                  llvm::Twine(arg.getArgNumber()) + ")");
     auto expect = getShape(arg);
     if (llvm::ArrayRef<int64_t>(t->shape) != expect)
-      return err("input '" + name + "' has shape " + shapeStr(t->shape) +
-                 " but the model expects " + shapeStr(expect));
+      return err("input '" + name + "' has shape " + shapeToString(t->shape) +
+                 " but the model expects " + shapeToString(expect));
     buffers[arg] = std::make_shared<std::vector<float>>(t->data);
   }
 

@@ -1,10 +1,13 @@
 #ifndef TPUC_INTERPRETER_KERNELS_H
 #define TPUC_INTERPRETER_KERNELS_H
 // Float reference kernels shared by the Top and Tpu interpreters. Buffers are
-// dense row-major float32.
+// dense row-major float32. Kernels trust their shape arguments (ops verify
+// them); data-dependent errors (e.g. a bad gather index) are reported back.
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 namespace tpuc {
 
@@ -27,8 +30,87 @@ void broadcastBinary(const float *a, llvm::ArrayRef<int64_t> aShape,
                      float *out, llvm::ArrayRef<int64_t> outShape,
                      const std::function<float(float, float)> &f);
 
+/// out[i] = f(in[i]).
+template <typename F>
+void unaryMap(const float *in, float *out, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = f(in[i]);
+}
+
 /// In-place ReLU, clamped at `limit` when limit >= 0.
 void relu(float *data, int64_t n, double limit = -1.0);
+
+float sigmoid(float x);
+/// x * Phi(x), exact (erf) or with the tanh approximation.
+float gelu(float x, bool tanhForm);
+
+/// Element types a Cast converts to; values stay carried as float.
+enum class CastKind { F32, F16, BF16, I32, I8, UI8, Bool };
+std::optional<CastKind> parseCastKind(llvm::StringRef name);
+/// Integers truncate toward zero and saturate (NaN becomes 0); f16/bf16
+/// round to nearest even; bool is x != 0.
+float castValue(float x, CastKind kind);
+
+/// numpy matmul of [..., M, K] by [..., K, N] with broadcast batch dims into
+/// `outShape` [..., M, N]; `bias` (N values, may be null) is added.
+void matmul(const float *a, llvm::ArrayRef<int64_t> aShape, const float *b,
+            llvm::ArrayRef<int64_t> bShape, const float *bias, float *out,
+            llvm::ArrayRef<int64_t> outShape);
+
+/// Normalizes each of `outer` rows of `inner` values; `weight`/`bias`
+/// (`inner` values each) may be null.
+void layerNorm(const float *x, const float *weight, const float *bias,
+               int64_t outer, int64_t inner, float eps, float *out);
+
+/// Softmax over the middle dim of an [outer, dim, inner] view.
+void softmax(const float *x, int64_t outer, int64_t dim, int64_t inner,
+             float *out);
+
+/// 2-D pooling over `planes` (N*C) planes; a 1-D pool has ih = kh = 1.
+struct PoolParams {
+  int64_t planes, ih, iw, oh, ow, kh, kw, sh, sw, pt, pl, pb, pr;
+  bool countIncludePad = false;
+};
+void maxPool2d(const PoolParams &p, const float *in, float *out);
+void avgPool2d(const PoolParams &p, const float *in, float *out);
+
+enum class ReduceMode { Sum, Mean, Max, Min };
+std::optional<ReduceMode> parseReduceMode(llvm::StringRef name);
+/// Reduces the dims with `reduced[d]` set; `out` has those dims as size 1.
+void reduce(const float *in, llvm::ArrayRef<int64_t> shape,
+            llvm::ArrayRef<bool> reduced, ReduceMode mode, float *out);
+
+/// Output dim i is input dim order[i].
+void permute(const float *in, llvm::ArrayRef<int64_t> shape,
+             llvm::ArrayRef<int64_t> order, float *out);
+
+/// Concatenates [outer, axisDims[i], inner] views along the middle dim.
+void concat(llvm::ArrayRef<const float *> ins, llvm::ArrayRef<int64_t> axisDims,
+            int64_t outer, int64_t inner, float *out);
+
+/// out[i...] = in[starts[d] + i[d] * steps[d] ...] for every dim d; starts
+/// must be valid indices for every non-empty output dim.
+void stridedSlice(const float *in, llvm::ArrayRef<int64_t> shape,
+                  llvm::ArrayRef<int64_t> starts, llvm::ArrayRef<int64_t> steps,
+                  llvm::ArrayRef<int64_t> outShape, float *out);
+
+/// Takes [outer, dim, inner] slices at `indices` (integral floats, negative
+/// from the end). Returns the position of the first index that is out of
+/// range or not integral, or std::nullopt on success.
+std::optional<int64_t> gather(const float *in, int64_t outer, int64_t dim,
+                              int64_t inner, const float *indices,
+                              int64_t numIndices, float *out);
+
+enum class PadMode { Constant, Reflect, Edge };
+std::optional<PadMode> parsePadMode(llvm::StringRef name);
+/// `pads` holds the begin pad of every dim then the end pads (all >= 0);
+/// reflect needs every pad smaller than its dim, edge a non-empty dim.
+void pad(const float *in, llvm::ArrayRef<int64_t> shape,
+         llvm::ArrayRef<int64_t> pads, PadMode mode, float value, float *out);
+
+/// Nearest-neighbour upsampling of `planes` HxW planes by integer scales.
+void upsampleNearest(const float *in, int64_t planes, int64_t h, int64_t w,
+                     int64_t scaleH, int64_t scaleW, float *out);
 
 } // namespace tpuc
 #endif

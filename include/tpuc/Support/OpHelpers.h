@@ -4,7 +4,10 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/raw_ostream.h"
+#include <string>
 
 namespace tpuc {
 
@@ -42,6 +45,16 @@ inline int64_t normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < 0)
     axis += rank;
   return axis >= 0 && axis < rank ? axis : -1;
+}
+
+/// "[2, 3, 4]", for diagnostics.
+inline std::string shapeToString(llvm::ArrayRef<int64_t> shape) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << "[";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return out;
 }
 
 } // namespace tpuc

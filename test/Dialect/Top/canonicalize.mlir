@@ -1,5 +1,7 @@
 // RUN: %python %S/Inputs/bn_weights.py %t.npz
-// RUN: sed "s|WEIGHTS|%t.npz|" %s | tpuc-opt -canonicalize -mlir-print-debuginfo | FileCheck %s
+// RUN: sed "s|WEIGHTS|%t.npz|" %s | tpuc-opt -split-input-file -canonicalize -mlir-print-debuginfo | FileCheck %s
+// Fusion and data-movement canonicalizations. A surviving op takes the
+// location (tensor name) of the op whose output it now produces.
 
 module attributes {top.weight_file = "WEIGHTS"} {
 // BatchNorm folds into the Conv before it, taking its name; the ReLU after
@@ -26,3 +28,188 @@ func.func @conv_bn_relu(%arg0: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
 }
 // CHECK-DAG: #[[LW]] = loc("bn_filter_bn")
 // CHECK-DAG: #[[LB]] = loc("bn_bias_bn")
+
+// -----
+// CHECK-LABEL: func.func @reshape_chain
+// CHECK-NEXT: %[[R:.*]] = "top.Reshape"(%arg0) <{shape = [4, -1]}> : (tensor<2x3x4xf32>) -> tensor<4x6xf32> loc(#[[L:loc[0-9]*]])
+// CHECK-NEXT: return %[[R]]
+// CHECK: #[[L]] = loc("r2")
+func.func @reshape_chain(%x: tensor<2x3x4xf32>) -> tensor<4x6xf32> {
+  %0 = "top.Reshape"(%x) {shape = [6, 4]} : (tensor<2x3x4xf32>) -> tensor<6x4xf32> loc("r0")
+  %1 = "top.Reshape"(%0) {shape = [24]} : (tensor<6x4xf32>) -> tensor<24xf32> loc("r1")
+  %2 = "top.Reshape"(%1) {shape = [4, -1]} : (tensor<24xf32>) -> tensor<4x6xf32> loc("r2")
+  return %2 : tensor<4x6xf32>
+}
+
+// -----
+
+// A chain that comes back to the input's shape disappears.
+// CHECK-LABEL: func.func @reshape_round_trip
+// CHECK-NEXT: return %arg0
+func.func @reshape_round_trip(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = "top.Reshape"(%x) {shape = [6]} : (tensor<2x3xf32>) -> tensor<6xf32>
+  %1 = "top.Reshape"(%0) {shape = [2, 3]} : (tensor<6xf32>) -> tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+
+// -----
+
+// The inner Reshape stays when something else uses it.
+// CHECK-LABEL: func.func @reshape_shared
+// CHECK: %[[A:.*]] = "top.Reshape"(%arg0) <{shape = [6]}>
+// CHECK: %[[B:.*]] = "top.Reshape"(%arg0) <{shape = [3, 2]}>
+// CHECK: return %[[A]], %[[B]]
+func.func @reshape_shared(%x: tensor<2x3xf32>) -> (tensor<6xf32>, tensor<3x2xf32>) {
+  %0 = "top.Reshape"(%x) {shape = [6]} : (tensor<2x3xf32>) -> tensor<6xf32>
+  %1 = "top.Reshape"(%0) {shape = [3, 2]} : (tensor<6xf32>) -> tensor<3x2xf32>
+  return %0, %1 : tensor<6xf32>, tensor<3x2xf32>
+}
+
+// -----
+
+// Identity Reshape goes only when its type is known to match.
+// CHECK-LABEL: func.func @reshape_unranked_kept
+// CHECK: top.Reshape
+func.func @reshape_unranked_kept(%x: tensor<2x3xf32>) -> tensor<*xf32> {
+  %0 = "top.Reshape"(%x) {shape = [2, 3]} : (tensor<2x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @permute_chain
+// CHECK-NEXT: %[[P:.*]] = "top.Permute"(%arg0) <{order = [1, 0, 2]}> {{.*}} loc(#[[L:loc[0-9]*]])
+// CHECK-NEXT: return %[[P]]
+// CHECK: #[[L]] = loc("p1")
+func.func @permute_chain(%x: tensor<2x3x4xf32>) -> tensor<3x2x4xf32> {
+  %0 = "top.Permute"(%x) {order = [2, 0, 1]} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32> loc("p0")
+  %1 = "top.Permute"(%0) {order = [2, 1, 0]} : (tensor<4x2x3xf32>) -> tensor<3x2x4xf32> loc("p1")
+  return %1 : tensor<3x2x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @permute_inverse
+// CHECK-NEXT: return %arg0
+func.func @permute_inverse(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "top.Permute"(%x) {order = [0, 2, 1]} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %1 = "top.Permute"(%0) {order = [0, 2, 1]} : (tensor<2x4x3xf32>) -> tensor<2x3x4xf32>
+  return %1 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @permute_identity
+// CHECK-NEXT: return %arg0
+func.func @permute_identity(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = "top.Permute"(%x) {order = [0, 1]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// A real transpose stays.
+// CHECK-LABEL: func.func @permute_kept
+// CHECK: top.Permute{{.*}}order = [1, 0]
+func.func @permute_kept(%x: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  %0 = "top.Permute"(%x) {order = [1, 0]} : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @slice_full
+// CHECK-NEXT: return %arg0
+func.func @slice_full(%x: tensor<3x1x4xf32>) -> tensor<3x1x4xf32> {
+  %0 = "top.Slice"(%x) {starts = [-100, 0, 0], ends = [100, -100, 9223372036854775807], axes = [0, 1, -1], steps = [1, -1, 1]} : (tensor<3x1x4xf32>) -> tensor<3x1x4xf32>
+  return %0 : tensor<3x1x4xf32>
+}
+
+// -----
+
+// Reversing, striding or cutting is not the identity.
+// CHECK-LABEL: func.func @slice_kept
+// CHECK-COUNT-3: top.Slice
+func.func @slice_kept(%x: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x2xf32>, tensor<2x4xf32>) {
+  %0 = "top.Slice"(%x) {starts = [-1], ends = [-100], axes = [1], steps = [-1]} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %1 = "top.Slice"(%x) {starts = [0], ends = [4], axes = [1], steps = [2]} : (tensor<3x4xf32>) -> tensor<3x2xf32>
+  %2 = "top.Slice"(%x) {starts = [1], ends = [3], axes = [0], steps = [1]} : (tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0, %1, %2 : tensor<3x4xf32>, tensor<3x2xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @pad_zero
+// CHECK-NEXT: return %arg0
+func.func @pad_zero(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = "top.Pad"(%x) {pads = [0, 0, 0, 0], mode = "reflect"} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @pad_kept
+// CHECK: top.Pad
+func.func @pad_kept(%x: tensor<3x4xf32>) -> tensor<3x5xf32> {
+  %0 = "top.Pad"(%x) {pads = [0, 0, 0, 1]} : (tensor<3x4xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @relu_into_matmul_add_concat
+// CHECK: %[[M:.*]] = "top.MatMul"{{.*}}do_relu = true{{.*}} loc(#[[LM:loc[0-9]*]])
+// CHECK: %[[A:.*]] = "top.Add"{{.*}}do_relu = true{{.*}} loc(#[[LA:loc[0-9]*]])
+// CHECK: %[[C:.*]] = "top.Concat"{{.*}}do_relu = true{{.*}} loc(#[[LC:loc[0-9]*]])
+// CHECK-NOT: top.Relu
+// CHECK: return %[[C]]
+// CHECK-DAG: #[[LM]] = loc("mm_relu")
+// CHECK-DAG: #[[LA]] = loc("add_relu")
+// CHECK-DAG: #[[LC]] = loc("cat_relu")
+func.func @relu_into_matmul_add_concat(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>, %n: none) -> tensor<4x4xf32> {
+  %0 = "top.MatMul"(%x, %w, %n) : (tensor<2x4xf32>, tensor<4x4xf32>, none) -> tensor<2x4xf32> loc("mm")
+  %1 = "top.Relu"(%0) : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("mm_relu")
+  %2 = "top.Add"(%1, %x) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> loc("add")
+  %3 = "top.Relu"(%2) : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("add_relu")
+  %4 = "top.Concat"(%3, %x) {axis = 0 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32> loc("cat")
+  %5 = "top.Relu"(%4) : (tensor<4x4xf32>) -> tensor<4x4xf32> loc("cat_relu")
+  return %5 : tensor<4x4xf32>
+}
+
+// -----
+
+// No fusion when the pre-activation value has another user, when the
+// producer cannot clamp at relu_limit, when it already applies a ReLU, or
+// when it is not an op that can apply one (Sub).
+// CHECK-LABEL: func.func @relu_not_fused
+// CHECK: "top.Add"(%arg0, %arg0) <{do_relu = false}>
+// CHECK: top.Relu
+// CHECK: "top.MatMul"(%arg0, %arg1, %arg2) <{do_relu = false}>
+// CHECK: top.Relu{{.*}}relu_limit = 6.0
+// CHECK: "top.Sub"
+// CHECK: top.Relu
+// CHECK: "top.Add"(%arg0, %arg0) <{do_relu = true}>
+// CHECK: top.Relu
+func.func @relu_not_fused(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>, %n: none) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %0 = "top.Add"(%x, %x) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %1 = "top.Relu"(%0) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %2 = "top.MatMul"(%x, %w, %n) : (tensor<2x4xf32>, tensor<4x4xf32>, none) -> tensor<2x4xf32>
+  %3 = "top.Relu"(%2) {relu_limit = 6.0 : f64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %4 = "top.Sub"(%x, %x) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %5 = "top.Relu"(%4) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %6 = "top.Add"(%x, %x) {do_relu = true} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %7 = "top.Relu"(%6) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %0, %1, %3, %5, %7 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// Conv can clamp: relu_limit moves into it.
+// CHECK-LABEL: func.func @relu6_into_conv
+// CHECK: top.Conv{{.*}}do_relu = true{{.*}}relu_limit = 6.0
+// CHECK-NOT: top.Relu
+func.func @relu6_into_conv(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x1xf32>, %n: none) -> tensor<1x3x4x4xf32> {
+  %0 = "top.Conv"(%x, %w, %n) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>, none) -> tensor<1x3x4x4xf32>
+  %1 = "top.Relu"(%0) {relu_limit = 6.0 : f64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  return %1 : tensor<1x3x4x4xf32>
+}

@@ -1,5 +1,6 @@
 #include "tpuc/Dialect/Top/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
 
 namespace top {
 #define GEN_PASS_DEF_TOPSHAPEINFER
@@ -10,9 +11,13 @@ struct TopShapeInferPass : impl::TopShapeInferBase<TopShapeInferPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<mlir::func::FuncOp>()) {
       // Ops are visited in order, so operands are ranked before their users.
+      // Each op is verified again first: checks that need operand shapes
+      // were skipped while they were unknown, and inferShapes relies on them.
       auto result = func.walk([&](tpuc::ShapeInterface op) {
-        return mlir::succeeded(op.inferShapes()) ? mlir::WalkResult::advance()
-                                                 : mlir::WalkResult::interrupt();
+        if (mlir::failed(mlir::verify(op, /*verifyRecursively=*/false)) ||
+            mlir::failed(op.inferShapes()))
+          return mlir::WalkResult::interrupt();
+        return mlir::WalkResult::advance();
       });
       if (result.wasInterrupted())
         return signalPassFailure();
