@@ -1,7 +1,9 @@
-"""Run a compiled model on the tpuc chip simulator.
+"""Run a compiled model on the tpuc chip simulator, or an .mlir on the
+interpreter of its dialect (Top or Tpu).
 
     model_runner.py --model net.bmodel --input in.npz --output out.npz \
         [--dump_all_tensors] [--trace trace.json]
+    model_runner.py --model net_tpu.mlir --input in.npz --output out.npz
 
 Inputs are read from an .npz whose keys are the network's input names;
 outputs (and with --dump_all_tensors every named intermediate tensor) are
@@ -36,12 +38,14 @@ def run_model(model: str, input_npz: str, output_npz: Optional[str] = None,
     from tpuc import runtime
 
     path = Path(model)
-    if path.suffix != ".bmodel":
-        raise ValueError(f"unsupported model file {model!r} (expected a .bmodel)")
+    if path.suffix not in (".bmodel", ".mlir"):
+        raise ValueError(f"unsupported model file {model!r} (expected .bmodel or .mlir)")
     if not Path(input_npz).is_file():
         raise FileNotFoundError(f"input file not found: {input_npz}")
     with np.load(input_npz) as data:
         arrays: Dict[str, np.ndarray] = {k: data[k] for k in data.files}
+    if path.suffix == ".mlir":
+        return _run_mlir(path, arrays, output_npz, dump_all_tensors)
     m = runtime.Model(path)
     names = [s.name for s in m.input_specs(net)]
     missing = [n for n in names if n not in arrays]
@@ -60,9 +64,23 @@ def run_model(model: str, input_npz: str, output_npz: Optional[str] = None,
     return result
 
 
+def _run_mlir(path: Path, arrays: Dict[str, np.ndarray], output_npz: Optional[str],
+              dump_all_tensors: bool) -> Dict[str, np.ndarray]:
+    """Interprets an .mlir; returns (and writes) its tensors."""
+    from tpuc import compiler
+
+    ctx = compiler.make_context()
+    module = compiler.load_module(path, ctx)
+    with ctx:
+        tensors = compiler.interpret(module, arrays, all_tensors=dump_all_tensors)
+    if output_npz:
+        np.savez(output_npz, **tensors)
+    return tensors
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="model_runner", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True, help="compiled .bmodel file")
+    parser.add_argument("--model", required=True, help="compiled .bmodel, or an .mlir to interpret")
     parser.add_argument("--input", required=True, help=".npz with one array per input name")
     parser.add_argument("--output", help=".npz to write outputs to")
     parser.add_argument("--dump_all_tensors", action="store_true",
@@ -72,6 +90,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parser.parse_args(argv)
     net = int(args.net) if args.net.isdigit() else args.net
     try:
+        from tpuc.compiler import CompileError
         from tpuc.runtime import ChipError
     except ImportError as e:  # broken installation
         print(f"model_runner: error: cannot import tpuc.runtime: {e}", file=sys.stderr)
@@ -79,11 +98,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         result = run_model(args.model, args.input, args.output, args.dump_all_tensors,
                            args.trace, net)
-    except (ChipError, ValueError, OSError, KeyError) as e:
+    except (ChipError, CompileError, ValueError, OSError, KeyError) as e:
         msg = str(e).strip().replace("\n", " ")
         print(f"model_runner: error: {msg}", file=sys.stderr)
         return 1
-    print(result.stats.summary())
+    if hasattr(result, "stats"):
+        print(result.stats.summary())
     if args.output:
         print(f"outputs written to {args.output}")
     return 0

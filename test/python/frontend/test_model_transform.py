@@ -126,3 +126,16 @@ def test_test_input_missing_tensor(zoo_dir, tmp_path):
     proc = _run_cli("--model_name", "m", "--model_def", str(path), "--mlir", str(tmp_path / "m.mlir"),
                     "--test_input", str(tmp_path / "in.npz"), "--test_result", str(tmp_path / "o.npz"))
     _one_line_error(proc, "in.npz", "has no array named")
+
+
+def test_model_runner_interprets_top_mlir(zoo_dir, tmp_path):
+    from tpuc.tools import model_runner, npz_tool
+
+    path = zoo.export("cnn_bn", zoo_dir)
+    np.savez(tmp_path / "in.npz", **make_test_inputs(path, seed=3))
+    transform("cnn", path, tmp_path / "cnn.mlir", test_input=tmp_path / "in.npz",
+              test_result=tmp_path / "top.npz")
+    assert model_runner.main(["--model", str(tmp_path / "cnn.mlir"), "--input", str(tmp_path / "in.npz"),
+                              "--output", str(tmp_path / "run.npz"), "--dump_all_tensors"]) == 0
+    assert npz_tool.main(["compare", str(tmp_path / "run.npz"), str(tmp_path / "top.npz"),
+                          "--tolerance", "0.999999,0.999999"]) == 0
