@@ -5,30 +5,194 @@ include "tpuc/Interfaces/InferenceInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Dialect/Quant/IR/QuantBase.td"
 
-// Element types the chip computes in.
-def Tpu_Tensor : RankedTensorOf<[F32, F16, BF16, quant_QuantizedType, I8, UI8, I32]>;
+// Element types the chip computes in. INT8 modes use quant.uniform types
+// (scale and zero point live in the type); integer tensors carry indices.
+def Tpu_Tensor : RankedTensorOf<[F32, F16, BF16, quant_QuantizedType, I8, UI8,
+                                 I32]>;
+def Tpu_TensorOrNone : AnyTypeOf<[Tpu_Tensor, NoneType]>;
 
+// Tpu ops keep the Top op's location (the model's tensor name). Top.Input,
+// top.Weight and top.None stay in Tpu modules as the graph's leaves.
 class Tpu_ComputeOp<string mnemonic, list<Trait> traits = []> :
     Tpu_Op<mnemonic, !listconcat(traits, [Pure,
         DeclareOpInterfaceMethods<InferenceInterface>])>;
 
 def Tpu_ConvOp : Tpu_ComputeOp<"Conv"> {
-  let summary = "convolution on typed tensors";
+  let summary = "2-D convolution (a 1-D conv is lowered with height 1)";
+  let description = [{
+    NCHW input, OIHW filter (O x I/group x KH x KW), optional bias of O
+    elements. `pads` = [top, left, bottom, right].
+  }];
   let arguments = (ins
-    Tpu_Tensor:$input, Tpu_Tensor:$filter,
-    AnyTypeOf<[Tpu_Tensor, NoneType]>:$bias,
+    Tpu_Tensor:$input, Tpu_Tensor:$filter, Tpu_TensorOrNone:$bias,
     I64ArrayAttr:$kernel_shape, I64ArrayAttr:$strides, I64ArrayAttr:$pads,
     I64ArrayAttr:$dilations,
     DefaultValuedAttr<I64Attr, "1">:$group,
     DefaultValuedAttr<BoolAttr, "false">:$do_relu,
     DefaultValuedAttr<F64Attr, "-1.0">:$relu_limit);
   let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
 }
 
-def Tpu_AddOp : Tpu_ComputeOp<"Add", [Commutative]> {
-  let summary = "elementwise add with broadcasting on typed tensors";
+def Tpu_MatMulOp : Tpu_ComputeOp<"MatMul"> {
+  let summary = "batched matmul [..., M, K] x [..., K, N] (+ bias on N)";
+  let arguments = (ins Tpu_Tensor:$input, Tpu_Tensor:$right,
+                   Tpu_TensorOrNone:$bias,
+                   DefaultValuedAttr<BoolAttr, "false">:$do_relu);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+class Tpu_BinaryOp<string mnemonic, string desc, list<Trait> traits = []> :
+    Tpu_ComputeOp<mnemonic, traits> {
+  let summary = desc # " with numpy broadcasting";
   let arguments = (ins Tpu_Tensor:$lhs, Tpu_Tensor:$rhs,
                    DefaultValuedAttr<BoolAttr, "false">:$do_relu);
   let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_AddOp : Tpu_BinaryOp<"Add", "elementwise lhs + rhs", [Commutative]>;
+def Tpu_SubOp : Tpu_BinaryOp<"Sub", "elementwise lhs - rhs">;
+def Tpu_MulOp : Tpu_BinaryOp<"Mul", "elementwise lhs * rhs", [Commutative]>;
+def Tpu_DivOp : Tpu_BinaryOp<"Div", "elementwise lhs / rhs">;
+def Tpu_MaxOp : Tpu_BinaryOp<"Max", "elementwise max(lhs, rhs)", [Commutative]>;
+def Tpu_MinOp : Tpu_BinaryOp<"Min", "elementwise min(lhs, rhs)", [Commutative]>;
+
+def Tpu_ActiveOp : Tpu_ComputeOp<"Active"> {
+  let summary = "elementwise function computed by the chip's function unit";
+  let description = [{
+    `mode` is one of relu, clip, sigmoid, tanh, gelu, gelu_tanh, silu, erf,
+    abs, exp, log, sqrt, rsqrt, pow. relu uses `max` as its upper limit
+    when it is given; clip clamps to [min, max]; pow raises to `exponent`.
+    A mode's attributes are required and other modes must not carry them.
+  }];
+  let arguments = (ins Tpu_Tensor:$input, StrAttr:$mode,
+                   OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max,
+                   OptionalAttr<F64Attr>:$exponent);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_LayerNormOp : Tpu_ComputeOp<"LayerNorm"> {
+  let summary = "normalization over dims [axis, rank) with optional affine";
+  let arguments = (ins Tpu_Tensor:$input, Tpu_TensorOrNone:$weight,
+                   Tpu_TensorOrNone:$bias, I64Attr:$axis, F64Attr:$epsilon);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_SoftmaxOp : Tpu_ComputeOp<"Softmax"> {
+  let summary = "softmax along a non-negative axis";
+  let arguments = (ins Tpu_Tensor:$input, I64Attr:$axis);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+class Tpu_PoolOp<string mnemonic, string desc, dag extraArgs = (ins)> :
+    Tpu_ComputeOp<mnemonic> {
+  let summary = desc;
+  let description = [{
+    2-D pooling over NCHW (1-D is lowered with height 1). `pads` =
+    [top, left, bottom, right] after ceil_mode has been folded into the
+    end pads by the lowering. The output size is
+    (in + pad_begin + pad_end - kernel) / stride + 1 (rounded down); every
+    pad is smaller than its kernel, so each window covers input cells.
+    Padded cells never win a max; an average divides by the number of
+    input cells in the window, or with `count_include_pad` by the window
+    clipped to the padded input.
+  }];
+  let arguments = !con((ins Tpu_Tensor:$input, I64ArrayAttr:$kernel_shape,
+                        I64ArrayAttr:$strides, I64ArrayAttr:$pads),
+                       extraArgs);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_MaxPoolOp : Tpu_PoolOp<"MaxPool", "max pooling">;
+def Tpu_AvgPoolOp : Tpu_PoolOp<"AvgPool", "average pooling",
+    (ins DefaultValuedAttr<BoolAttr, "false">:$count_include_pad)>;
+
+def Tpu_ReduceOp : Tpu_ComputeOp<"Reduce"> {
+  let summary = "reduction (sum, mean, max, min) over non-negative axes";
+  let description = [{
+    `axes` lists every reduced dim (non-empty, no repeats); with `keepdims`
+    they stay as size 1, otherwise they are dropped.
+  }];
+  let arguments = (ins Tpu_Tensor:$input, StrAttr:$mode, I64ArrayAttr:$axes,
+                   BoolAttr:$keepdims);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_ReshapeOp : Tpu_ComputeOp<"Reshape"> {
+  let summary = "same elements, the result type's shape";
+  let arguments = (ins Tpu_Tensor:$input);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Tpu_PermuteOp : Tpu_ComputeOp<"Permute"> {
+  let summary = "transpose: output dim i is input dim order[i]";
+  let arguments = (ins Tpu_Tensor:$input, I64ArrayAttr:$order);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_ConcatOp : Tpu_ComputeOp<"Concat"> {
+  let summary = "concatenation along a non-negative axis";
+  let arguments = (ins Variadic<Tpu_Tensor>:$inputs, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "false">:$do_relu);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_SliceOp : Tpu_ComputeOp<"Slice"> {
+  let summary = "strided slice: per dim, a resolved start and step";
+  let description = [{
+    Output element i of dim d reads input element offsets[d] + i * steps[d]
+    (steps may be negative); the output shape is the result type's.
+  }];
+  let arguments = (ins Tpu_Tensor:$input, I64ArrayAttr:$offsets,
+                   I64ArrayAttr:$steps);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_GatherOp : Tpu_ComputeOp<"Gather"> {
+  let summary = "take along axis by non-negative integer indices";
+  let description = [{
+    Output shape: input[:axis] + indices + input[axis+1:]. Indices are f32
+    (integral values) or integers and must lie in [0, dim): the lowering
+    wraps negative constant indices; a negative computed index is an
+    interpreter error.
+  }];
+  let arguments = (ins Tpu_Tensor:$input, Tpu_Tensor:$indices, I64Attr:$axis);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_PadOp : Tpu_ComputeOp<"Pad"> {
+  let summary = "pad every dim (begins then ends) by constant, reflect or edge";
+  let arguments = (ins Tpu_Tensor:$input, I64ArrayAttr:$pads, StrAttr:$mode,
+                   F64Attr:$value);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_CastOp : Tpu_ComputeOp<"Cast"> {
+  let summary = "element type conversion (and Top's value casts via `to`)";
+  let arguments = (ins Tpu_Tensor:$input, StrAttr:$to);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_UpsampleOp : Tpu_ComputeOp<"Upsample"> {
+  let summary = "nearest-neighbour upsampling of H and W by integer scales";
+  let arguments = (ins Tpu_Tensor:$input, I64Attr:$scale_h, I64Attr:$scale_w);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
 }
 #endif
