@@ -1,4 +1,6 @@
 #include "tpuc/InitAll.h"
+#include "tpuc/Backend/CodegenInterface.h"
+#include "tpuc/Backend/Passes.h"
 #include "tpuc/Dialect/Top/Transforms/Passes.h"
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Dialect/Tpu/Transforms/Passes.h"
@@ -9,11 +11,13 @@
 void tpuc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<top::TopDialect, tpu::TpuDialect, mlir::func::FuncDialect,
                   mlir::quant::QuantDialect>();
+  tpuc::backend::registerCodegenExternalModels(registry);
 }
 
 void tpuc::registerAllPasses() {
   top::registerTopPasses();
   tpu::registerTpuPasses();
+  tpuc::backend::registerBackendPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
 }

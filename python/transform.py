@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from onnx.helper import tensor_dtype_to_np_dtype
 
 from . import compiler
 from .compare import CompareResult, Tolerance, compare
@@ -82,12 +83,10 @@ def transform(model_name: str, model_def: str | Path, mlir: str | Path,
 
     if test_input is not None:
         inputs = load_inputs(test_input, imported.input_names)
-        feeds = {}
-        for vi in imported.onnx_model.graph.input:
-            if vi.name in inputs:
-                from onnx.helper import tensor_dtype_to_np_dtype
-                feeds[vi.name] = inputs[vi.name].astype(
-                    tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type))
+        # onnxruntime wants the model's own input dtypes (e.g. int64 indices).
+        feeds = {vi.name: inputs[vi.name].astype(
+                     tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type))
+                 for vi in imported.onnx_model.graph.input if vi.name in inputs}
         ref = run_reference(imported.onnx_model, feeds, all_tensors=True)
         result.ref_outputs = out_dir / f"{model_name}_ref_outputs.npz"
         np.savez(result.ref_outputs, **ref)

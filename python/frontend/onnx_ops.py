@@ -263,11 +263,10 @@ def transpose(imp, node):
 
 @converter("Softmax")
 def softmax(imp, node):
-    a = attrs(node)
-    if imp.opset < 13:  # pragma: no cover - opsets below 13 are refused earlier
-        raise imp.fail("Softmax before opset 13 is not supported")
+    # Opset >= 13 semantics (a single axis, default -1); older opsets are refused.
     t, loc = _out(imp, node)
-    return top.SoftmaxOp(t, imp.value(node.input[0]), axis=a.get("axis", -1), loc=loc).result
+    return top.SoftmaxOp(t, imp.value(node.input[0]), axis=attrs(node).get("axis", -1),
+                         loc=loc).result
 
 
 @converter("LayerNormalization")
