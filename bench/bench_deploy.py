@@ -1,0 +1,85 @@
+"""model_deploy wall time, cmodel speed against onnxruntime, cycles against
+the roofline bound, on every chip.
+
+    python bench/bench_deploy.py [--model resnet18] [--repeat 3] [--chips tpu_edge,tpu_pro]
+
+Exports the zoo model, times model_transform and deploy (lowering, address
+assignment, codegen, bmodel writing, without the validation runs), then
+times the bmodel on the cmodel (functional simulation plus timing model)
+and onnxruntime on the same input in this one process. Simulated cycles are
+reported against the chip's roofline bound
+max(MACs / peak MACs per cycle, weight + input + output bytes / DDR bytes per cycle).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+from tpuc import runtime as rt
+from tpuc.deploy import deploy
+from tpuc.frontend.onnx_reference import make_test_inputs
+from tpuc.testing import zoo
+from tpuc.transform import transform
+
+
+def best_of(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), statistics.median(times)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="resnet18", choices=sorted(zoo.ZOO))
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--chips", default="tpu_edge,tpu_pro")
+    args = p.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        onnx_path = zoo.export(args.model, tmp)
+        inputs = make_test_inputs(onnx_path, seed=0)
+        np.savez(tmp / "in.npz", **inputs)
+        mlir = tmp / f"{args.model}.mlir"
+        t_transform, _ = best_of(lambda: transform(args.model, onnx_path, mlir), args.repeat)
+        transform(args.model, onnx_path, mlir, test_input=tmp / "in.npz",
+                  test_result=tmp / "top.npz")
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1  # the cmodel is single-threaded too
+        sess = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+        t_ort, _ = best_of(lambda: sess.run(None, inputs), args.repeat)
+
+        print(f"{args.model}: model_transform {t_transform * 1e3:.1f} ms, "
+              f"onnxruntime {t_ort * 1e3:.2f} ms per inference (1 thread)")
+        header = (f"{'chip':<10} {'deploy ms':>9} {'cmodel ms':>9} {'vs ort':>7} "
+                  f"{'cycles':>10} {'roofline':>10} {'bound':>7} {'ratio':>6} "
+                  f"{'TIU%':>5} {'GDMA%':>5} {'check':>5}")
+        print(header)
+        for chip in args.chips.split(","):
+            bm = tmp / f"{args.model}_{chip}.bmodel"
+            t_deploy, _ = best_of(lambda: deploy(mlir, chip=chip, model_path=bm), args.repeat)
+            r = deploy(mlir, chip=chip, model_path=bm, test_input=tmp / "in.npz",
+                       test_reference=tmp / "top.npz", compare_all=True)
+            model = rt.Model(bm)
+            feeds = {s.name: inputs[s.name] for s in model.inputs}
+            t_run, _ = best_of(lambda: model.run(feeds), args.repeat)
+            print(f"{chip:<10} {t_deploy * 1e3:9.1f} {t_run * 1e3:9.2f} {t_run / t_ort:6.1f}x "
+                  f"{r.cycles:10d} {r.roofline.cycles:10.0f} {r.roofline.bound:>7} "
+                  f"{r.roofline_ratio:5.2f}x {100 * r.tiu_utilization:5.1f} "
+                  f"{100 * r.gdma_utilization:5.1f} {'PASS' if r.passed else 'FAIL':>5}")
+        print("deploy ms: lowering + addresses + codegen + bmodel write + one cmodel run; "
+              "ratio: simulated cycles / roofline bound")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+#ifndef TPUC_BACKEND_CODEGENINTERFACE
+#define TPUC_BACKEND_CODEGENINTERFACE
+include "mlir/IR/OpBase.td"
+
+def CodegenInterface : OpInterface<"CodegenInterface"> {
+  let description = [{
+    How a Tpu op becomes chip instructions. Implemented for Tpu ops as
+    external models registered by the Backend library, so the Tpu dialect
+    does not depend on it.
+  }];
+  let cppNamespace = "::tpuc::backend";
+  let methods = [
+    InterfaceMethod<[{
+        Emits the GDMA/TIU instructions computing the op's result from its
+        operands' DDR addresses into its own. Errors are op diagnostics.
+      }], "::mlir::LogicalResult", "codegen",
+      (ins "::tpuc::backend::CodegenContext &":$ctx)>,
+    InterfaceMethod<[{
+        Rewrites the data of constant operand `operandIndex` (row-major, the
+        operand's type shape) into the layout the op's instructions read.
+      }], "::mlir::LogicalResult", "layoutWeight",
+      (ins "unsigned":$operandIndex, "std::vector<float> &":$data), "",
+      [{ return ::mlir::success(); }]>,
+    InterfaceMethod<[{
+        Index of the operand whose DDR buffer the result shares (no copy),
+        or -1 when the result needs its own buffer.
+      }], "int", "aliasedOperand", (ins), "", [{ return -1; }]>,
+    InterfaceMethod<[{ Multiply-accumulates the op performs (roofline). }],
+      "int64_t", "getMacs", (ins), "", [{ return 0; }]>,
+  ];
+}
+#endif

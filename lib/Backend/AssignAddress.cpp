@@ -1,0 +1,218 @@
+//===- AssignAddress.cpp - DDR layout of weights and activations ----------===//
+//
+// Weights are packed back to back (aligned) from address 0. Activations get a
+// linear scan over the entry function: each buffer (a tensor plus the
+// tensors aliasing it) lives from its definition to its last use, and a new
+// buffer takes the lowest aligned gap among the buffers still alive when it
+// is defined. Inputs and outputs live for the whole program.
+//
+//===----------------------------------------------------------------------===//
+#include "tpuc/Backend/Codegen.h"
+#include "tpuc/Backend/CodegenInterface.h"
+#include "tpuc/Backend/Passes.h"
+#include "tpuc/Backend/Target.h"
+#include "tpuc/Support/OpHelpers.h"
+#include "tpuc/Support/WeightStore.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace tpuc {
+namespace backend {
+#define GEN_PASS_DEF_ASSIGNADDRESS
+#include "tpuc/Backend/Passes.h.inc"
+} // namespace backend
+} // namespace tpuc
+
+using namespace mlir;
+using namespace tpuc;
+using namespace tpuc::backend;
+
+namespace {
+
+func::FuncOp entryFunction(ModuleOp module) {
+  func::FuncOp only;
+  unsigned count = 0;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (f.getName() == "main")
+      return f;
+    only = f, ++count;
+  }
+  return count == 1 ? only : func::FuncOp();
+}
+
+uint64_t alignTo(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+/// A buffer of the activation region and the ops sharing it.
+struct Buffer {
+  int64_t start, end; // op indices, inclusive
+  uint64_t bytes;
+  uint64_t offset = 0;
+  SmallVector<Operation *, 2> holders; // ops whose result lives here
+};
+
+struct AssignAddressPass
+    : public tpuc::backend::impl::AssignAddressBase<AssignAddressPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerCodegenExternalModels(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    chip::Target target;
+    chip::Status st = loadChip(chip, target);
+    if (!st.ok()) {
+      module.emitError() << st.message();
+      return signalPassFailure();
+    }
+    if (alignment < 1 || (alignment & (alignment - 1))) {
+      module.emitError() << "alignment must be a power of two, got "
+                         << alignment;
+      return signalPassFailure();
+    }
+    func::FuncOp func = entryFunction(module);
+    if (!func) {
+      module.emitError() << "module has no 'main' function";
+      return signalPassFailure();
+    }
+    Block &body = func.getBody().front();
+    MLIRContext *ctx = module.getContext();
+    auto i64 = IntegerType::get(ctx, 64);
+    const uint64_t align = uint64_t(alignment);
+
+    // Op positions; the terminator is last, "forever" is past it.
+    DenseMap<Operation *, int64_t> index;
+    int64_t pos = 0;
+    for (Operation &op : body)
+      index[&op] = pos++;
+    const int64_t forever = pos;
+    auto lastUse = [&](Value v) {
+      int64_t last = v.getDefiningOp() ? index[v.getDefiningOp()] : 0;
+      for (Operation *user : v.getUsers()) {
+        Operation *top = body.findAncestorOpInBlock(*user);
+        int64_t u = top ? index[top] : forever;
+        if (top && top->hasTrait<OpTrait::IsTerminator>())
+          u = forever;
+        last = std::max(last, u);
+      }
+      return last;
+    };
+
+    // Weights used by Tpu ops, packed in program order.
+    uint64_t weightSize = 0;
+    bool failedAny = false;
+    auto bytesOf = [&](Operation *op) -> std::optional<uint64_t> {
+      Value v = op->getResult(0);
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      chip::DType t = type ? chipDType(type) : chip::DType::Invalid;
+      if (t == chip::DType::Invalid) {
+        op->emitOpError() << "result type " << v.getType()
+                          << " has no chip layout";
+        failedAny = true;
+        return std::nullopt;
+      }
+      return uint64_t(numElements(type.getShape())) * chip::dtypeSize(t);
+    };
+
+    SmallVector<Buffer> buffers;
+    DenseMap<Operation *, unsigned> bufferOf;
+    for (Operation &op : body.without_terminator()) {
+      if (op.getNumResults() != 1 || isNone(op.getResult(0)))
+        continue;
+      if (isa<top::WeightOp>(op)) {
+        bool usedByTpu = llvm::any_of(op.getUsers(), [](Operation *u) {
+          return isa<tpu::TpuDialect>(u->getDialect());
+        });
+        if (!usedByTpu)
+          continue;
+        auto bytes = bytesOf(&op);
+        if (!bytes)
+          continue;
+        weightSize = alignTo(weightSize, align);
+        op.setAttr(kAddrAttr, IntegerAttr::get(i64, weightSize));
+        weightSize += *bytes;
+        continue;
+      }
+      bool isInput = isa<top::InputOp>(op);
+      if (!isInput && !isa<tpu::TpuDialect>(op.getDialect())) {
+        op.emitOpError() << "cannot be placed in DDR: only top.Input, "
+                            "top.Weight, top.None and Tpu ops may appear in "
+                            "a Tpu module";
+        failedAny = true;
+        continue;
+      }
+      auto bytes = bytesOf(&op);
+      if (!bytes)
+        continue;
+      // An aliasing op shares its operand's buffer (or weight).
+      if (auto cg = dyn_cast<CodegenInterface>(op)) {
+        int a = cg.aliasedOperand();
+        if (a >= 0) {
+          Operation *src = op.getOperand(a).getDefiningOp();
+          if (src && isa<top::WeightOp>(src)) {
+            op.setAttr(kAddrAttr, src->getAttr(kAddrAttr));
+            continue;
+          }
+          if (src && bufferOf.count(src)) {
+            Buffer &b = buffers[bufferOf[src]];
+            b.end = std::max(b.end, lastUse(op.getResult(0)));
+            b.holders.push_back(&op);
+            bufferOf[&op] = bufferOf[src];
+            continue;
+          }
+        }
+      }
+      Buffer b;
+      b.start = isInput ? -1 : index[&op];
+      b.end = isInput ? forever : lastUse(op.getResult(0));
+      b.bytes = alignTo(std::max<uint64_t>(*bytes, 1), align);
+      b.holders.push_back(&op);
+      bufferOf[&op] = buffers.size();
+      buffers.push_back(b);
+    }
+    if (failedAny)
+      return signalPassFailure();
+
+    // Linear scan: buffers are created in definition order.
+    uint64_t actSize = 0;
+    SmallVector<unsigned> live;
+    for (unsigned i = 0; i < buffers.size(); ++i) {
+      Buffer &b = buffers[i];
+      llvm::erase_if(live, [&](unsigned k) { return buffers[k].end < b.start; });
+      llvm::sort(live, [&](unsigned x, unsigned y) {
+        return buffers[x].offset < buffers[y].offset;
+      });
+      uint64_t offset = 0;
+      for (unsigned k : live) {
+        if (buffers[k].offset >= offset + b.bytes)
+          break;
+        offset = std::max(offset, buffers[k].offset + buffers[k].bytes);
+      }
+      b.offset = offset;
+      actSize = std::max(actSize, offset + b.bytes);
+      live.push_back(i);
+    }
+
+    uint64_t weightRegion = alignTo(weightSize, align);
+    uint64_t actAddr = std::max<uint64_t>(4096, alignTo(weightRegion, 4096));
+    actSize = std::max<uint64_t>(actSize, align);
+    if (actAddr + actSize > target.ddr_bytes) {
+      module.emitError() << "network needs " << actAddr + actSize
+                         << " bytes of DDR (weights " << weightRegion
+                         << ", activations " << actSize << "), chip '"
+                         << target.name << "' has " << target.ddr_bytes;
+      return signalPassFailure();
+    }
+    for (Buffer &b : buffers)
+      for (Operation *op : b.holders)
+        op->setAttr(kAddrAttr, IntegerAttr::get(i64, actAddr + b.offset));
+    module->setAttr(kWeightSizeAttr, IntegerAttr::get(i64, weightRegion));
+    module->setAttr(kActAddrAttr, IntegerAttr::get(i64, actAddr));
+    module->setAttr(kActSizeAttr, IntegerAttr::get(i64, actSize));
+  }
+};
+
+} // namespace

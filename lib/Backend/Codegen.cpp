@@ -1,0 +1,241 @@
+//===- Codegen.cpp - Tpu module -> bmodel ---------------------------------===//
+//
+// Builds the weight blob (each weight in the layout its user's
+// CodegenInterface::layoutWeight asks for), then walks the entry function in
+// order and lets every Tpu op emit its instructions. The network's inputs,
+// outputs and one named tensor per op result go into the bmodel.
+//
+//===----------------------------------------------------------------------===//
+#include "tpuc/Backend/Codegen.h"
+#include "tpuc/Backend/CodegenInterface.h"
+#include "tpuc/Backend/Passes.h"
+#include "tpuc/Backend/Target.h"
+#include "tpuc/Chip/BModel.h"
+#include "tpuc/Chip/Float16.h"
+#include "tpuc/Support/OpHelpers.h"
+#include "tpuc/Support/WeightStore.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
+#include <cmath>
+#include <cstring>
+
+namespace tpuc {
+namespace backend {
+#define GEN_PASS_DEF_CODEGEN
+#include "tpuc/Backend/Passes.h.inc"
+} // namespace backend
+} // namespace tpuc
+
+using namespace mlir;
+using namespace tpuc;
+using namespace tpuc::backend;
+using chip::DType;
+
+namespace {
+
+func::FuncOp entryFunction(ModuleOp module) {
+  func::FuncOp only;
+  unsigned count = 0;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (f.getName() == "main")
+      return f;
+    only = f, ++count;
+  }
+  return count == 1 ? only : func::FuncOp();
+}
+
+/// Stores `data` as `t` at `out` (float formats round to nearest even,
+/// integers round half away from zero and saturate).
+void packWeight(const std::vector<float> &data, DType t, uint8_t *out) {
+  for (size_t i = 0; i < data.size(); ++i) {
+    float v = data[i];
+    switch (t) {
+    case DType::F32:
+      std::memcpy(out + 4 * i, &v, 4);
+      break;
+    case DType::F16: {
+      uint16_t h = chip::f32ToF16(v);
+      std::memcpy(out + 2 * i, &h, 2);
+      break;
+    }
+    case DType::BF16: {
+      uint16_t h = chip::f32ToBF16(v);
+      std::memcpy(out + 2 * i, &h, 2);
+      break;
+    }
+    case DType::INT32: {
+      double r = std::round(double(v));
+      int32_t q = int32_t(std::min(std::max(r, -2147483648.0), 2147483647.0));
+      std::memcpy(out + 4 * i, &q, 4);
+      break;
+    }
+    case DType::INT8:
+      out[i] = uint8_t(int8_t(std::min(std::max(std::round(v), -128.f), 127.f)));
+      break;
+    case DType::UINT8:
+      out[i] = uint8_t(std::min(std::max(std::round(v), 0.f), 255.f));
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+chip::TensorInfo tensorInfo(const std::string &name, Value v, uint64_t addr) {
+  chip::TensorInfo info;
+  info.name = name;
+  info.dtype = chipDType(v.getType());
+  for (int64_t d : getShape(v))
+    info.shape.push_back(uint32_t(d));
+  if (info.shape.empty())
+    info.shape.push_back(1); // a scalar is stored as one element
+  info.ddr_addr = addr;
+  return info;
+}
+
+struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerCodegenExternalModels(registry);
+  }
+
+  void runOnOperation() override {
+    if (failed(run()))
+      signalPassFailure();
+  }
+
+  LogicalResult run() {
+    ModuleOp module = getOperation();
+    chip::BModel bm;
+    chip::Status st = loadChip(chip, bm.target);
+    if (!st.ok())
+      return module.emitError() << st.message();
+    func::FuncOp func = entryFunction(module);
+    if (!func)
+      return module.emitError() << "module has no 'main' function";
+    auto attr = [&](StringRef name) -> std::optional<uint64_t> {
+      if (auto a = module->getAttrOfType<IntegerAttr>(name))
+        return uint64_t(a.getInt());
+      return std::nullopt;
+    };
+    auto wsize = attr(kWeightSizeAttr), aaddr = attr(kActAddrAttr),
+         asize = attr(kActSizeAttr);
+    if (!wsize || !aaddr || !asize)
+      return module.emitError()
+             << "module has no DDR plan; run tpu-assign-address first";
+    bm.plan = {0, *wsize, *aaddr, *asize};
+    bm.producer = "tpuc tpu-codegen";
+    Block &body = func.getBody().front();
+
+    // Weight blob.
+    bm.weights.assign(*wsize, 0);
+    for (auto w : body.getOps<top::WeightOp>()) {
+      auto addr = ddrAddr(w.getOutput());
+      if (!addr)
+        continue;
+      auto data = w.read();
+      if (failed(data))
+        return failure();
+      std::optional<std::vector<float>> laid;
+      Operation *first = nullptr;
+      for (OpOperand &use : w.getOutput().getUses()) {
+        auto cg = dyn_cast<CodegenInterface>(use.getOwner());
+        if (!cg)
+          continue;
+        std::vector<float> copy = **data;
+        if (failed(cg.layoutWeight(use.getOperandNumber(), copy)))
+          return failure();
+        if (!laid) {
+          laid = std::move(copy);
+          first = use.getOwner();
+        } else if (*laid != copy) {
+          return w.emitOpError()
+                 << "is used in two different layouts (by '"
+                 << first->getName() << "' and '"
+                 << use.getOwner()->getName() << "')";
+        }
+      }
+      if (!laid)
+        laid = **data;
+      DType t = chipDType(w.getOutput().getType());
+      if (*addr + laid->size() * chip::dtypeSize(t) > bm.weights.size())
+        return w.emitOpError() << "lies outside the weight region";
+      packWeight(*laid, t, bm.weights.data() + *addr);
+    }
+
+    chip::Network net;
+    net.name = module.getName() ? module.getName()->str() : "main";
+    llvm::StringSet<> names;
+    for (BlockArgument arg : body.getArguments()) {
+      Operation *input = nullptr;
+      for (Operation *user : arg.getUsers())
+        if (isa<top::InputOp>(user))
+          input = user;
+      auto addr = ddrAddr(arg);
+      if (!input || !addr)
+        return func.emitError() << "argument #" << arg.getArgNumber()
+                                << " has no placed top.Input";
+      std::string name = tpuc::getOpName(input);
+      names.insert(name);
+      net.inputs.push_back(tensorInfo(name, input->getResult(0), *addr));
+    }
+
+    CodegenContext ctx(bm.target, bm.plan.regions());
+    for (Operation &op : body.without_terminator()) {
+      if (!isa<tpu::TpuDialect>(op.getDialect()))
+        continue;
+      auto cg = dyn_cast<CodegenInterface>(op);
+      if (!cg)
+        return op.emitOpError()
+               << "is not supported by the codegen yet (no CodegenInterface)";
+      if (!ddrAddr(op.getResult(0)))
+        return op.emitOpError()
+               << "has no DDR address; run tpu-assign-address first";
+      ctx.beginOp(&op);
+      if (failed(cg.codegen(ctx)) || failed(ctx.endOp()))
+        return failure();
+      ctx.macs += cg.getMacs();
+      std::string name = tpuc::getOpName(&op);
+      if (name.empty() || !names.insert(name).second)
+        continue;
+      chip::NamedTensor t;
+      t.info = tensorInfo(name, op.getResult(0), *ddrAddr(op.getResult(0)));
+      t.engine = chip::Engine::GDMA;
+      t.after_id = ctx.streams().lastGdmaId();
+      net.tensors.push_back(t);
+    }
+    llvm::StringSet<> outNames;
+    for (Value v : body.getTerminator()->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        for (Operation *user : v.getUsers())
+          if (isa<top::InputOp>(user))
+            def = user;
+      auto addr = ddrAddr(v);
+      if (!def || !addr)
+        return func.emitError() << "a returned value has no DDR address";
+      std::string name = tpuc::getOpName(def);
+      if (!outNames.insert(name).second)
+        continue;
+      net.outputs.push_back(tensorInfo(name, v, *addr));
+    }
+    net.tiu = std::move(ctx.streams().tiuStream());
+    net.gdma = std::move(ctx.streams().gdmaStream());
+    auto i64 = IntegerType::get(module.getContext(), 64);
+    module->setAttr("tpu.macs", IntegerAttr::get(i64, ctx.macs));
+    module->setAttr("tpu.tiu_instructions",
+                    IntegerAttr::get(i64, int64_t(net.tiu.size())));
+    module->setAttr("tpu.gdma_instructions",
+                    IntegerAttr::get(i64, int64_t(net.gdma.size())));
+    bm.networks.push_back(std::move(net));
+    st = bmodel.empty() ? chip::validateBModel(bm)
+                        : chip::writeBModel(bm, bmodel);
+    if (!st.ok())
+      return module.emitError() << "cannot write bmodel: " << st.message();
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,438 @@
+//===- Context.cpp - Codegen state, synchronisation and tiling ------------===//
+#include "tpuc/Backend/Codegen.h"
+#include "tpuc/Dialect/Top/IR/TopDialect.h"
+#include "tpuc/Support/OpHelpers.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include <algorithm>
+
+using namespace mlir;
+using namespace tpuc::chip;
+
+namespace tpuc {
+namespace backend {
+
+static constexpr uint64_t kLmemAlign = 64;
+
+std::optional<uint64_t> ddrAddr(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def) {
+    // A block argument is placed through the top.Input that names it.
+    for (Operation *user : v.getUsers())
+      if (isa<top::InputOp>(user))
+        return ddrAddr(user->getResult(0));
+    return std::nullopt;
+  }
+  if (auto a = def->getAttrOfType<IntegerAttr>(kAddrAttr))
+    return uint64_t(a.getInt());
+  return std::nullopt;
+}
+
+DType chipDType(Type type) {
+  if (auto t = dyn_cast<ShapedType>(type))
+    type = t.getElementType();
+  if (auto q = dyn_cast<quant::QuantizedType>(type))
+    type = q.getStorageType();
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isInteger(32))
+    return DType::INT32;
+  if (type.isInteger(8))
+    return type.isUnsignedInteger() ? DType::UINT8 : DType::INT8;
+  return DType::Invalid;
+}
+
+SmallVector<int64_t, 6> denseStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t, 6> s(shape.size(), 1);
+  for (int i = int(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+DdrView DdrView::dense(uint64_t addr, ArrayRef<int64_t> shape, DType t) {
+  DdrView v;
+  v.addr = addr;
+  v.dtype = t;
+  v.shape.assign(shape.begin(), shape.end());
+  v.strides = denseStrides(shape);
+  return v;
+}
+
+int64_t DdrView::numElements() const { return tpuc::numElements(shape); }
+
+Operand ddrOperand(uint64_t addr, std::array<int64_t, 4> shape,
+                   std::array<int64_t, 4> strides, DType t) {
+  Operand o = ddrTensor(addr, shape[0], shape[1], shape[2], shape[3], t);
+  for (int d = 0; d < 4; ++d)
+    o.stride[d] = int32_t(strides[d]);
+  return o;
+}
+
+//===----------------------------------------------------------------------===//
+// Per-op state and synchronisation
+//===----------------------------------------------------------------------===//
+
+void CodegenContext::beginOp(Operation *op) {
+  op_ = op;
+  lmemUsed_ = 0;
+  fenceTiu_ = builder_.lastTiuId();
+  fenceGdma_ = builder_.lastGdmaId();
+  firstTiu_ = builder_.tiuStream().size();
+  firstGdma_ = builder_.gdmaStream().size();
+}
+
+void CodegenContext::freeAll() {
+  lmemUsed_ = 0;
+  fenceTiu_ = builder_.lastTiuId();
+  fenceGdma_ = builder_.lastGdmaId();
+}
+
+LogicalResult CodegenContext::endOp() {
+  // Validating here, not only in the bmodel writer, lets errors name the op.
+  auto check = [&](std::vector<Instruction> &s, size_t first) {
+    for (size_t k = first; k < s.size(); ++k) {
+      Status st = validateInstruction(s[k], k, target_, ddr_);
+      if (!st.ok()) {
+        error() << "generated an invalid instruction: " << st.message();
+        return failure();
+      }
+    }
+    return success();
+  };
+  return success(succeeded(check(builder_.tiuStream(), firstTiu_)) &&
+                 succeeded(check(builder_.gdmaStream(), firstGdma_)));
+}
+
+std::optional<LBuf> CodegenContext::alloc(uint64_t bytesPerLane) {
+  uint64_t start = (lmemUsed_ + kLmemAlign - 1) / kLmemAlign * kLmemAlign;
+  if (bytesPerLane == 0 || start + bytesPerLane > laneBytes())
+    return std::nullopt;
+  lmemUsed_ = start + bytesPerLane;
+  LBuf b;
+  b.addr = start;
+  b.bytes = bytesPerLane;
+  b.tiu = fenceTiu_;
+  b.gdma = fenceGdma_;
+  return b;
+}
+
+uint64_t CodegenContext::lmemFree() const {
+  uint64_t start = (lmemUsed_ + kLmemAlign - 1) / kLmemAlign * kLmemAlign;
+  return start >= laneBytes() ? 0 : laneBytes() - start;
+}
+
+uint64_t CodegenContext::lmemBytes(std::array<int64_t, 4> s, DType t) const {
+  return lmemBytesPerLane(s[0], s[1], s[2], s[3], t, 0, lanes());
+}
+
+uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
+                              const Operand &from) {
+  uint32_t id = builder_.gdma(makeDmaMove(to, from), dst.tiu);
+  dst.gdma = id;
+  return id;
+}
+
+uint32_t CodegenContext::store(const Operand &to, LBuf &src,
+                               const Operand &from) {
+  uint32_t id = builder_.gdma(makeDmaMove(to, from), src.tiu);
+  src.gdma = id;
+  return id;
+}
+
+uint32_t CodegenContext::tiu(const Instruction &inst, ArrayRef<LBuf *> bufs) {
+  uint32_t wait = 0;
+  for (LBuf *b : bufs)
+    wait = std::max(wait, b->gdma);
+  uint32_t id = builder_.tiu(inst, wait);
+  for (LBuf *b : bufs)
+    b->tiu = id;
+  return id;
+}
+
+uint32_t CodegenContext::gdmaDdr(const Instruction &inst) {
+  return builder_.gdma(inst, 0);
+}
+
+namespace {
+struct Dim {
+  int64_t size, dst, src;
+};
+
+/// Drops unit dims and merges dims that are contiguous in both views.
+SmallVector<Dim> coalesce(ArrayRef<Dim> dims) {
+  SmallVector<Dim> out;
+  for (const Dim &d : dims) {
+    if (d.size == 1)
+      continue;
+    if (!out.empty() && out.back().dst == d.dst * d.size &&
+        out.back().src == d.src * d.size) {
+      out.back().size *= d.size;
+      out.back().dst = d.dst;
+      out.back().src = d.src;
+      continue;
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+} // namespace
+
+/// Emits one GDMA per 4-D piece of `dims`; `src` < 0 means a fill.
+static void emitPieces(CodegenContext &ctx, ArrayRef<Dim> dims, uint64_t dst,
+                       int64_t src, DType t, double value) {
+  bool small = dims.size() <= 4 &&
+               llvm::all_of(dims, [](const Dim &d) {
+                 return d.size <= int64_t(kMaxDim);
+               });
+  int64_t es = dtypeSize(t);
+  if (small) {
+    std::array<int64_t, 4> shape{1, 1, 1, 1}, ds{0, 0, 0, 1}, ss{0, 0, 0, 1},
+        sshape{1, 1, 1, 1};
+    size_t pad = 4 - dims.size();
+    for (size_t i = 0; i < dims.size(); ++i) {
+      shape[pad + i] = dims[i].size;
+      ds[pad + i] = dims[i].dst;
+      ss[pad + i] = dims[i].src;
+      sshape[pad + i] = dims[i].src == 0 ? 1 : dims[i].size;
+    }
+    Operand d = ddrOperand(dst, shape, ds, t);
+    if (src < 0)
+      ctx.gdmaDdr(makeDmaFill(d, value));
+    else
+      ctx.gdmaDdr(makeDmaMove(d, ddrOperand(uint64_t(src), sshape, ss, t)));
+    return;
+  }
+  const Dim &d0 = dims.front();
+  if (d0.size > int64_t(kMaxDim)) {
+    for (int64_t b = 0; b < d0.size; b += kMaxDim) {
+      SmallVector<Dim> rest(dims.begin(), dims.end());
+      rest.front().size = std::min<int64_t>(kMaxDim, d0.size - b);
+      emitPieces(ctx, rest, dst + b * d0.dst * es,
+                 src < 0 ? src : src + b * d0.src * es, t, value);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < d0.size; ++i)
+    emitPieces(ctx, dims.drop_front(), dst + i * d0.dst * es,
+               src < 0 ? src : src + i * d0.src * es, t, value);
+}
+
+LogicalResult CodegenContext::copy(const DdrView &dst, const DdrView &src) {
+  if (dst.shape.size() != src.shape.size())
+    return error() << "internal: copy between views of different rank";
+  SmallVector<Dim> dims;
+  for (size_t i = 0; i < dst.shape.size(); ++i) {
+    if (src.shape[i] != dst.shape[i] && src.shape[i] != 1)
+      return error() << "internal: copy source does not broadcast";
+    dims.push_back({dst.shape[i], dst.strides[i],
+                    src.shape[i] == 1 ? 0 : src.strides[i]});
+  }
+  if (dst.numElements() == 0)
+    return success();
+  emitPieces(*this, coalesce(dims), dst.addr, int64_t(src.addr), dst.dtype,
+             0.0);
+  return success();
+}
+
+LogicalResult CodegenContext::fill(const DdrView &dst, double value) {
+  SmallVector<Dim> dims;
+  for (size_t i = 0; i < dst.shape.size(); ++i)
+    dims.push_back({dst.shape[i], dst.strides[i], 0});
+  if (dst.numElements() == 0)
+    return success();
+  emitPieces(*this, coalesce(dims), dst.addr, -1, dst.dtype, value);
+  return success();
+}
+
+FailureOr<std::vector<float>> CodegenContext::constant(Value v) {
+  auto w = v.getDefiningOp<top::WeightOp>();
+  if (!w)
+    return error() << "needs a constant (top.Weight) operand here";
+  auto data = w.read();
+  if (failed(data))
+    return failure();
+  return **data;
+}
+
+//===----------------------------------------------------------------------===//
+// Tiling and streaming
+//===----------------------------------------------------------------------===//
+
+SmallVector<Tile> tile4D(std::array<int64_t, 4> s, int64_t maxPerLane,
+                         uint32_t lanes) {
+  maxPerLane = std::max<int64_t>(maxPerLane, 1);
+  int64_t tw = std::min(s[3], maxPerLane);
+  int64_t th = std::min(s[2], std::max<int64_t>(1, maxPerLane / tw));
+  if (tw < s[3])
+    th = 1;
+  int64_t tn = std::min(s[0], std::max<int64_t>(1, maxPerLane / (tw * th)));
+  if (th < s[2])
+    tn = 1;
+  int64_t per = 1;
+  if (tn == s[0] && th == s[2] && tw == s[3])
+    per = std::max<int64_t>(1, maxPerLane / (tn * th * tw));
+  int64_t tc = std::min(s[1], per * int64_t(lanes));
+  std::array<int64_t, 4> t{tn, tc, th, tw};
+  SmallVector<Tile> tiles;
+  for (int64_t n = 0; n < s[0]; n += tn)
+    for (int64_t c = 0; c < s[1]; c += tc)
+      for (int64_t h = 0; h < s[2]; h += th)
+        for (int64_t w = 0; w < s[3]; w += tw) {
+          Tile x;
+          x.off = {n, c, h, w};
+          std::array<int64_t, 4> o = x.off;
+          for (int d = 0; d < 4; ++d)
+            x.size[d] = std::min(t[d], s[d] - o[d]);
+          tiles.push_back(x);
+        }
+  return tiles;
+}
+
+LogicalResult streamElementwise(CodegenContext &ctx,
+                                std::array<int64_t, 4> shape, uint64_t outAddr,
+                                std::array<int64_t, 4> outStrides,
+                                ArrayRef<StreamInput> ins, DType dtype,
+                                unsigned numTemps,
+                                function_ref<void(StreamTile &)> compute) {
+  if (llvm::any_of(shape, [](int64_t d) { return d == 0; }))
+    return success();
+  const int64_t es = dtypeSize(dtype);
+  ctx.freeAll();
+  // Double-buffered output and inputs; temporaries are TIU-only, so one copy.
+  int64_t nbuf = 2 + 2 * int64_t(ins.size()) + numTemps;
+  int64_t perLane = int64_t(ctx.lmemFree()) / es / nbuf;
+  // Leave room for alignment padding between buffers.
+  perLane -= 64 / es;
+  if (perLane < 1)
+    return ctx.error() << "local memory too small for an elementwise tile";
+  SmallVector<Tile> tiles = tile4D(shape, perLane, ctx.lanes());
+
+  auto inTile = [&](const StreamInput &in, const Tile &t, uint64_t &addr,
+                    std::array<int64_t, 4> &size) {
+    addr = in.addr;
+    for (int d = 0; d < 4; ++d) {
+      bool bcast = in.shape[d] == 1;
+      size[d] = bcast ? 1 : t.size[d];
+      if (!bcast)
+        addr += t.off[d] * in.strides[d] * es;
+    }
+  };
+  // An input whose tile never changes is loaded once.
+  SmallVector<bool> invariant;
+  for (const StreamInput &in : ins) {
+    uint64_t a0, a;
+    std::array<int64_t, 4> s0, s;
+    inTile(in, tiles.front(), a0, s0);
+    bool same = true;
+    for (const Tile &t : tiles) {
+      inTile(in, t, a, s);
+      same &= a == a0 && s == s0;
+    }
+    invariant.push_back(same);
+  }
+
+  auto allocFor = [&](std::array<int64_t, 4> s) {
+    return ctx.alloc(ctx.lmemBytes(s, dtype));
+  };
+  std::array<int64_t, 4> full = tiles.front().size;
+  SmallVector<std::array<LBuf, 2>> inBufs(ins.size());
+  for (size_t k = 0; k < ins.size(); ++k) {
+    uint64_t a;
+    std::array<int64_t, 4> s;
+    inTile(ins[k], tiles.front(), a, s);
+    for (int slot = 0; slot < (invariant[k] ? 1 : 2); ++slot) {
+      auto b = allocFor(s);
+      if (!b)
+        return ctx.error() << "local memory exhausted while tiling";
+      inBufs[k][slot] = *b;
+    }
+  }
+  std::array<LBuf, 2> outBufs;
+  SmallVector<LBuf> temps;
+  for (int slot = 0; slot < 2; ++slot) {
+    auto b = allocFor(full);
+    if (!b)
+      return ctx.error() << "local memory exhausted while tiling";
+    outBufs[slot] = *b;
+  }
+  for (unsigned k = 0; k < numTemps; ++k) {
+    auto b = allocFor(full);
+    if (!b)
+      return ctx.error() << "local memory exhausted while tiling";
+    temps.push_back(*b);
+  }
+
+  auto lmem = [&](const LBuf &b, std::array<int64_t, 4> s) {
+    return lmemTensor(b.addr, s[0], s[1], s[2], s[3], dtype);
+  };
+  auto loadTile = [&](size_t i) {
+    for (size_t k = 0; k < ins.size(); ++k) {
+      if (invariant[k] && i > 0)
+        continue;
+      uint64_t a;
+      std::array<int64_t, 4> s;
+      inTile(ins[k], tiles[i], a, s);
+      LBuf &b = inBufs[k][invariant[k] ? 0 : i % 2];
+      ctx.load(b, lmem(b, s), ddrOperand(a, s, ins[k].strides, dtype));
+    }
+  };
+  loadTile(0);
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    if (i + 1 < tiles.size())
+      loadTile(i + 1);
+    const Tile &t = tiles[i];
+    StreamTile st;
+    st.ctx = &ctx;
+    LBuf &ob = outBufs[i % 2];
+    st.out = lmem(ob, t.size);
+    st.bufs.push_back(&ob);
+    for (size_t k = 0; k < ins.size(); ++k) {
+      uint64_t a;
+      std::array<int64_t, 4> s;
+      inTile(ins[k], t, a, s);
+      LBuf &b = inBufs[k][invariant[k] ? 0 : i % 2];
+      st.ins.push_back(lmem(b, s));
+      st.bufs.push_back(&b);
+    }
+    for (LBuf &b : temps) {
+      st.temps.push_back(lmem(b, t.size));
+      st.bufs.push_back(&b);
+    }
+    compute(st);
+    uint64_t oa = outAddr;
+    for (int d = 0; d < 4; ++d)
+      oa += t.off[d] * outStrides[d] * es;
+    ctx.store(ddrOperand(oa, t.size, outStrides, dtype), ob, st.out);
+  }
+  return success();
+}
+
+LogicalResult streamFlat(CodegenContext &ctx, int64_t elements,
+                         uint64_t outAddr, ArrayRef<uint64_t> inAddrs,
+                         DType dtype, unsigned numTemps,
+                         function_ref<void(StreamTile &)> compute) {
+  const int64_t lanes = ctx.lanes(), es = dtypeSize(dtype);
+  auto run = [&](int64_t offset, int64_t rows, int64_t width) {
+    std::array<int64_t, 4> shape{1, rows, 1, width},
+        strides{rows * width, width, width, 1};
+    SmallVector<StreamInput> ins;
+    for (uint64_t a : inAddrs)
+      ins.push_back({a + uint64_t(offset * es), shape, strides});
+    return streamElementwise(ctx, shape, outAddr + uint64_t(offset * es),
+                             strides, ins, dtype, numTemps, compute);
+  };
+  if (elements < lanes)
+    return run(0, elements, 1);
+  int64_t width = elements / lanes, main = width * lanes;
+  if (failed(run(0, lanes, width)))
+    return failure();
+  if (main < elements)
+    return run(main, elements - main, 1);
+  return success();
+}
+
+} // namespace backend
+} // namespace tpuc

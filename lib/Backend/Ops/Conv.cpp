@@ -1,0 +1,322 @@
+//===- Conv.cpp - Convolution ---------------------------------------------===//
+//
+// Weight layout: the blob stores an OIHW filter as [IC/groups, OC, KH, KW]
+// (the conv instruction's operand), so the filter slice of an output-channel
+// tile is one strided load with KH*KW-element runs.
+//
+// Tiling: output channels in tiles that are whole groups (or part of one
+// group), output rows in tiles whose input rows include the halo (the tile's
+// own top/bottom pads are the part of the halo outside the image), batches
+// stacked when whole images fit. Among the tile sizes that fit LMEM with
+// double buffering, the one with the least estimated time (DDR traffic vs
+// TIU work, plus per-instruction overhead) wins, and the loop order (output
+// channels or spatial tiles outermost) is the one moving fewer bytes; a
+// buffer is only reloaded when its tile changes.
+//
+//===----------------------------------------------------------------------===//
+#include "Common.h"
+
+using namespace mlir;
+using namespace tpuc::chip;
+
+namespace tpuc {
+namespace backend {
+namespace {
+
+struct OcTile {
+  int64_t o0, oc, ic0, ic, groups;
+};
+
+struct ConvModel
+    : public CodegenInterface::ExternalModel<ConvModel, tpu::ConvOp> {
+  LogicalResult layoutWeight(Operation *op, unsigned index,
+                             std::vector<float> &data) const {
+    if (index != 1)
+      return success();
+    auto f = getShape(op->getOperand(1)); // [OC, IC/g, KH, KW]
+    int64_t oc = f[0], icg = f[1], k = f[2] * f[3];
+    std::vector<float> out(data.size());
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t i = 0; i < icg; ++i)
+        std::copy_n(&data[(o * icg + i) * k], k, &out[(i * oc + o) * k]);
+    data = std::move(out);
+    return success();
+  }
+
+  int64_t getMacs(Operation *op) const {
+    auto f = getShape(op->getOperand(1));
+    auto o = getShape(op->getResult(0));
+    return numElements(o) * f[1] * f[2] * f[3];
+  }
+
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const;
+};
+
+LogicalResult ConvModel::codegen(Operation *operation,
+                                 CodegenContext &ctx) const {
+  auto op = cast<tpu::ConvOp>(operation);
+  auto dtype = floatComputeType(ctx);
+  if (failed(dtype))
+    return failure();
+  if (!op.getFilter().getDefiningOp<top::WeightOp>())
+    return ctx.error() << "codegen needs a constant filter (top.Weight)";
+  auto in = getTensor(ctx, op.getInput()), fl = getTensor(ctx, op.getFilter()),
+       out = getTensor(ctx, op.getOutput());
+  if (failed(in) || failed(fl) || failed(out))
+    return failure();
+  bool hasBias = !isNone(op.getBias());
+  uint64_t biasAddr = 0;
+  if (hasBias) {
+    auto b = getTensor(ctx, op.getBias());
+    if (failed(b))
+      return failure();
+    biasAddr = b->addr;
+  }
+  const int64_t N = in->shape[0], IC = in->shape[1], H = in->shape[2],
+                W = in->shape[3];
+  const int64_t OC = fl->shape[0], ICg = fl->shape[1], KH = fl->shape[2],
+                KW = fl->shape[3];
+  const int64_t OH = out->shape[2], OW = out->shape[3];
+  auto s = getI64s(op.getStrides()), d = getI64s(op.getDilations()),
+       pads = getI64s(op.getPads());
+  const int64_t sh = s[0], dh = d[0], pt = pads[0];
+  const int64_t G = op.getGroup(), ocg = OC / G;
+  const int64_t L = ctx.lanes(), es = dtypeSize(*dtype);
+  const int64_t LB = ctx.lmemFree();
+  const Target &tg = ctx.target();
+
+  auto ocTiles = [&](int64_t ocT) {
+    SmallVector<OcTile> t;
+    if (G == 1) {
+      for (int64_t o = 0; o < OC; o += ocT)
+        t.push_back({o, std::min(ocT, OC - o), 0, IC, 1});
+    } else if (ocT >= ocg) {
+      int64_t step = ocT / ocg * ocg;
+      for (int64_t o = 0; o < OC; o += step) {
+        int64_t oc = std::min(step, OC - o);
+        t.push_back({o, oc, o / ocg * ICg, oc / ocg * ICg, oc / ocg});
+      }
+    } else {
+      for (int64_t g = 0; g < G; ++g)
+        for (int64_t o = g * ocg; o < (g + 1) * ocg; o += ocT)
+          t.push_back({o, std::min(ocT, (g + 1) * ocg - o), g * ICg, ICg, 1});
+    }
+    return t;
+  };
+  auto rowsFor = [&](int64_t ohT) {
+    return std::min((ohT - 1) * sh + dh * (KH - 1) + 1, H);
+  };
+
+  // Choose tile sizes.
+  struct Plan {
+    int64_t ocT = 0, nT = 0, ohT = 0;
+    unsigned wSlots = 2, inSlots = 2;
+    bool ocOuter = true;
+    double cost = 0;
+  } best;
+  SmallVector<int64_t> cands;
+  for (int64_t k = ceilDiv(OC, L); k >= 1; --k)
+    cands.push_back(std::min(OC, k * L));
+  for (int64_t c = L / 2; c >= 1; c /= 2)
+    if (c < OC)
+      cands.push_back(c);
+  const double bw = tg.ddr_bytes_per_cycle;
+  const double dmaOverhead = tg.ddr_latency_cycles + tg.gdma_issue_cycles;
+  for (int64_t ocT : cands) {
+    SmallVector<OcTile> tiles = ocTiles(ocT);
+    int64_t ocMax = 0, icMax = 0;
+    for (const OcTile &t : tiles)
+      ocMax = std::max(ocMax, t.oc), icMax = std::max(icMax, t.ic);
+    int64_t ocSlots = ceilDiv(ocMax, L), icSlotsL = ceilDiv(icMax, L);
+    unsigned wSlots = tiles.size() == 1 ? 1 : 2;
+    int64_t fixed = wSlots * ocSlots * (ICg * KH * KW + (hasBias ? 1 : 0)) * es +
+                    8 * 64;
+    auto inPer = [&](int64_t nT, int64_t ohT) {
+      return icSlotsL * nT * rowsFor(ohT) * W * es;
+    };
+    auto outPer = [&](int64_t nT, int64_t ohT) {
+      return ocSlots * nT * ohT * OW * es;
+    };
+    // The largest spatial tile that fits, then smaller ones: more steps let
+    // the loads and stores of one step overlap the compute of another.
+    SmallVector<Plan, 8> options;
+    Plan p;
+    p.ocT = ocT;
+    p.wSlots = wSlots;
+    unsigned wholeSlots = (G == 1 || tiles.size() == 1) ? 1 : 2;
+    int64_t maxOh = 0;
+    if (fixed + wholeSlots * inPer(N, OH) + 2 * outPer(N, OH) <= LB) {
+      p.nT = N, p.ohT = OH, p.inSlots = wholeSlots;
+      maxOh = OH;
+      options.push_back(p);
+    } else {
+      for (int64_t ohT = OH; ohT >= 1 && !maxOh; --ohT)
+        if (fixed + 2 * inPer(1, ohT) + 2 * outPer(1, ohT) <= LB)
+          maxOh = ohT;
+      if (!maxOh)
+        continue;
+      p.nT = 1, p.ohT = maxOh, p.inSlots = 2;
+      if (maxOh == OH)
+        while (p.nT < N &&
+               fixed + 2 * inPer(p.nT + 1, OH) + 2 * outPer(p.nT + 1, OH) <= LB)
+          ++p.nT;
+      options.push_back(p);
+    }
+    // Splitting only pays when it adds no reloads: weights stay resident
+    // and the input is read once (plus the halo).
+    bool resident = tiles.size() == 1 && maxOh == OH;
+    for (int64_t k : {2, 3, 4, 6, 8}) {
+      int64_t ohT = ceilDiv(OH, k);
+      if (!resident || ohT >= maxOh || ohT < 1 ||
+          fixed + 2 * inPer(1, ohT) + 2 * outPer(1, ohT) > LB)
+        continue;
+      p.nT = 1, p.ohT = ohT, p.inSlots = 2;
+      options.push_back(p);
+    }
+    for (Plan &q : options) {
+      double nSp = double(ceilDiv(N, q.nT) * ceilDiv(OH, q.ohT));
+      double nOc = double(tiles.size());
+      double inBytes =
+          double(N) * ceilDiv(OH, q.ohT) * rowsFor(q.ohT) * W * IC * es;
+      double wBytes = double(OC) * ICg * KH * KW * es;
+      double ocOuter = wBytes + (G == 1 ? nOc : 1.0) * inBytes;
+      double spOuter = inBytes + (tiles.size() == 1 ? 1.0 : nSp) * wBytes;
+      q.ocOuter = ocOuter <= spOuter;
+      double traffic =
+          std::min(ocOuter, spOuter) + double(out->numElements()) * es;
+      double steps = nSp * nOc;
+      double dma = traffic / bw + steps * 2 * dmaOverhead;
+      double tiu = steps * tg.tiu_issue_cycles +
+                   steps * ceilDiv(ocSlots * q.nT * q.ohT * OW * ICg * KH * KW,
+                                   tg.euFor(*dtype));
+      // Engines overlap in the steady state; about one step of the less
+      // busy engine (the first load or the last compute) does not.
+      q.cost = std::max(dma, tiu) + std::min(dma, tiu) / steps + dmaOverhead;
+      if (!best.ocT || q.cost < best.cost)
+        best = q;
+    }
+  }
+  if (!best.ocT)
+    return ctx.error() << "does not fit local memory: the filter of one output "
+                       << "channel needs " << ICg * KH * KW * es
+                       << " bytes per lane (input-channel splitting is not "
+                       << "implemented)";
+
+  SmallVector<OcTile> tiles = ocTiles(best.ocT);
+  struct Sp {
+    int64_t n0, nT, oh0, ohT;
+  };
+  SmallVector<Sp> sps;
+  for (int64_t n = 0; n < N; n += best.nT)
+    for (int64_t oh = 0; oh < OH; oh += best.ohT)
+      sps.push_back({n, std::min(best.nT, N - n), oh, std::min(best.ohT, OH - oh)});
+  SmallVector<std::pair<int64_t, int64_t>> steps; // (oc tile, spatial tile)
+  if (best.ocOuter) {
+    for (int64_t o = 0; o < int64_t(tiles.size()); ++o)
+      for (int64_t p = 0; p < int64_t(sps.size()); ++p)
+        steps.push_back({o, p});
+  } else {
+    for (int64_t p = 0; p < int64_t(sps.size()); ++p)
+      for (int64_t o = 0; o < int64_t(tiles.size()); ++o)
+        steps.push_back({o, p});
+  }
+
+  int64_t ocMax = 0, icMax = 0;
+  for (const OcTile &t : tiles)
+    ocMax = std::max(ocMax, t.oc), icMax = std::max(icMax, t.ic);
+  Pipeline pipe;
+  enum { kW, kB, kIn, kOut };
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({ICg, ocMax, KH, KW}, *dtype),
+                           best.wSlots)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, ocMax, 1, 1}, *dtype),
+                           best.wSlots)) ||
+      failed(pipe.addGroup(
+          ctx, ctx.lmemBytes({best.nT, icMax, rowsFor(best.ohT), W}, *dtype),
+          best.inSlots)) ||
+      failed(pipe.addGroup(
+          ctx, ctx.lmemBytes({best.nT, ocMax, best.ohT, OW}, *dtype), 2)))
+    return failure();
+
+  const bool relu = op.getDoRelu();
+  const double limit = op.getReluLimit().convertToDouble();
+  SmallVector<std::array<LBuf *, 4>> bufs(steps.size());
+  auto inRows = [&](const Sp &sp, int64_t &r0, int64_t &rows, int64_t &padT,
+                    int64_t &padB) {
+    int64_t start = sp.oh0 * sh - pt;
+    int64_t end = (sp.oh0 + sp.ohT - 1) * sh - pt + dh * (KH - 1) + 1;
+    r0 = std::max<int64_t>(start, 0);
+    rows = std::min(end, H) - r0;
+    padT = std::max<int64_t>(0, -start);
+    padB = std::max<int64_t>(0, end - H);
+  };
+  auto loadStep = [&](size_t i) {
+    const OcTile &t = tiles[steps[i].first];
+    const Sp &sp = sps[steps[i].second];
+    auto [w, newW] = pipe.acquire(kW, steps[i].first);
+    auto [b, newB] = pipe.acquire(kB, steps[i].first);
+    if (newW)
+      ctx.load(*w, lmemTensor(w->addr, ICg, t.oc, KH, KW, *dtype),
+               ddrOperand(fl->addr + t.o0 * KH * KW * es, {ICg, t.oc, KH, KW},
+                          {OC * KH * KW, KH * KW, KW, 1}, *dtype));
+    if (newB && hasBias)
+      ctx.load(*b, lmemTensor(b->addr, 1, t.oc, 1, 1, *dtype),
+               ddrOperand(biasAddr + t.o0 * es, {1, t.oc, 1, 1}, {OC, 1, 1, 1},
+                          *dtype));
+    int64_t inKey = G == 1 ? steps[i].second
+                           : steps[i].second * int64_t(tiles.size()) +
+                                 steps[i].first;
+    auto [x, newX] = pipe.acquire(kIn, inKey);
+    if (newX) {
+      int64_t r0, rows, padT, padB;
+      inRows(sp, r0, rows, padT, padB);
+      ctx.load(*x, lmemTensor(x->addr, sp.nT, t.ic, rows, W, *dtype),
+               ddrOperand(in->addr + ((sp.n0 * IC + t.ic0) * H + r0) * W * es,
+                          {sp.nT, t.ic, rows, W}, {IC * H * W, H * W, W, 1},
+                          *dtype));
+    }
+    auto [o, unused] = pipe.acquire(kOut, int64_t(i));
+    (void)unused;
+    bufs[i] = {w, b, x, o};
+  };
+
+  loadStep(0);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (i + 1 < steps.size())
+      loadStep(i + 1);
+    const OcTile &t = tiles[steps[i].first];
+    const Sp &sp = sps[steps[i].second];
+    auto [w, b, x, o] = bufs[i];
+    int64_t r0, rows, padT, padB;
+    inRows(sp, r0, rows, padT, padB);
+    chip::ConvParams cp;
+    cp.stride_h = int(sh), cp.stride_w = int(s[1]);
+    cp.dilation_h = int(dh), cp.dilation_w = int(d[1]);
+    cp.pad_top = int(padT), cp.pad_bottom = int(padB);
+    cp.pad_left = int(pads[1]), cp.pad_right = int(pads[3]);
+    cp.groups = int(t.groups);
+    cp.relu = relu;
+    Operand outL = lmemTensor(o->addr, sp.nT, t.oc, sp.ohT, OW, *dtype);
+    Operand biasL;
+    if (hasBias)
+      biasL = lmemTensor(b->addr, 1, t.oc, 1, 1, *dtype);
+    ctx.tiu(makeConv(outL, lmemTensor(x->addr, sp.nT, t.ic, rows, W, *dtype),
+                     lmemTensor(w->addr, ICg, t.oc, KH, KW, *dtype), biasL, cp),
+            {w, b, x, o});
+    if (relu && limit >= 0)
+      ctx.tiu(makeBinaryScalar(BinaryOp::Min, outL, outL, limit), {o});
+    ctx.store(ddrOperand(out->addr + ((sp.n0 * OC + t.o0) * OH + sp.oh0) * OW * es,
+                         {sp.nT, t.oc, sp.ohT, OW}, {OC * OH * OW, OH * OW, OW, 1},
+                         *dtype),
+              *o, outL);
+  }
+  return success();
+}
+
+} // namespace
+
+void attachConvModels(MLIRContext *ctx) {
+  tpu::ConvOp::attachInterface<ConvModel>(*ctx);
+}
+
+} // namespace backend
+} // namespace tpuc

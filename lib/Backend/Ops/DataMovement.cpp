@@ -1,0 +1,252 @@
+//===- DataMovement.cpp - Reshape, Permute, Slice, Concat, Pad, ... -------===//
+//
+// Data movement is strided GDMA moves DDR to DDR: a view of the source with
+// permuted / stepped / broadcast strides copied into a view of the result.
+// CodegenContext::copy merges contiguous dims and loops over extra ones.
+//
+//===----------------------------------------------------------------------===//
+#include "Common.h"
+
+using namespace mlir;
+using namespace tpuc::chip;
+
+namespace tpuc {
+namespace backend {
+namespace {
+
+FailureOr<std::pair<Tensor, Tensor>> inOut(CodegenContext &ctx,
+                                           ArrayRef<unsigned> skip = {}) {
+  auto dtype = floatComputeType(ctx, skip);
+  if (failed(dtype))
+    return failure();
+  auto in = getTensor(ctx, ctx.op()->getOperand(0)),
+       out = getTensor(ctx, ctx.op()->getResult(0));
+  if (failed(in) || failed(out))
+    return failure();
+  return std::make_pair(*in, *out);
+}
+
+struct ReshapeModel
+    : public CodegenInterface::ExternalModel<ReshapeModel, tpu::ReshapeOp> {
+  int aliasedOperand(Operation *) const { return 0; }
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    auto io = inOut(ctx);
+    if (failed(io))
+      return failure();
+    auto &[in, out] = *io;
+    // Aliased by tpu-assign-address: the bytes are already in place.
+    if (in.addr == out.addr)
+      return success();
+    int64_t n = in.numElements();
+    return ctx.copy(DdrView::dense(out.addr, {n}, out.dtype),
+                    DdrView::dense(in.addr, {n}, in.dtype));
+  }
+};
+
+struct PermuteModel
+    : public CodegenInterface::ExternalModel<PermuteModel, tpu::PermuteOp> {
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    auto io = inOut(ctx);
+    if (failed(io))
+      return failure();
+    auto &[in, out] = *io;
+    auto order = getI64s(cast<tpu::PermuteOp>(op).getOrder());
+    auto inStrides = denseStrides(in.shape);
+    DdrView src = DdrView::dense(in.addr, out.shape, in.dtype);
+    for (size_t i = 0; i < order.size(); ++i)
+      src.strides[i] = inStrides[order[i]];
+    return ctx.copy(DdrView::dense(out.addr, out.shape, out.dtype), src);
+  }
+};
+
+struct SliceModel
+    : public CodegenInterface::ExternalModel<SliceModel, tpu::SliceOp> {
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    auto io = inOut(ctx);
+    if (failed(io))
+      return failure();
+    auto &[in, out] = *io;
+    auto slice = cast<tpu::SliceOp>(op);
+    auto offsets = getI64s(slice.getOffsets()), steps = getI64s(slice.getSteps());
+    auto inStrides = denseStrides(in.shape);
+    DdrView src = DdrView::dense(in.addr, out.shape, in.dtype);
+    int64_t es = dtypeSize(in.dtype), off = 0;
+    for (size_t d = 0; d < out.shape.size(); ++d) {
+      off += offsets[d] * inStrides[d];
+      src.strides[d] = inStrides[d] * steps[d];
+    }
+    src.addr += off * es;
+    return ctx.copy(DdrView::dense(out.addr, out.shape, out.dtype), src);
+  }
+};
+
+struct ConcatModel
+    : public CodegenInterface::ExternalModel<ConcatModel, tpu::ConcatOp> {
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    auto concat = cast<tpu::ConcatOp>(op);
+    auto dtype = floatComputeType(ctx);
+    auto out = getTensor(ctx, concat.getOutput());
+    if (failed(dtype) || failed(out))
+      return failure();
+    int64_t axis = concat.getAxis(), pos = 0, es = dtypeSize(*dtype);
+    auto outStrides = denseStrides(out->shape);
+    for (Value v : concat.getInputs()) {
+      auto in = getTensor(ctx, v);
+      if (failed(in))
+        return failure();
+      DdrView dst = DdrView::dense(out->addr + pos * outStrides[axis] * es,
+                                   in->shape, *dtype);
+      dst.strides = outStrides;
+      if (failed(ctx.copy(dst, DdrView::dense(in->addr, in->shape, *dtype))))
+        return failure();
+      pos += in->shape[axis];
+    }
+    if (!concat.getDoRelu())
+      return success();
+    // The fused ReLU runs in place over the assembled result.
+    return streamFlat(ctx, out->numElements(), out->addr, {out->addr}, *dtype,
+                      0, [&](StreamTile &t) {
+                        t.emit(makeActive(ActOp::Relu, t.out, t.ins[0]));
+                      });
+  }
+};
+
+struct PadModel
+    : public CodegenInterface::ExternalModel<PadModel, tpu::PadOp> {
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    auto io = inOut(ctx);
+    if (failed(io))
+      return failure();
+    auto &[in, out] = *io;
+    auto pad = cast<tpu::PadOp>(op);
+    auto pads = getI64s(pad.getPads());
+    size_t rank = in.shape.size();
+    auto mode = *parsePadMode(pad.getMode());
+    int64_t es = dtypeSize(in.dtype);
+    auto outStrides = denseStrides(out.shape);
+    // A sub-box of the result: per dim a start and an extent.
+    auto box = [&](ArrayRef<int64_t> start, ArrayRef<int64_t> size) {
+      DdrView v = DdrView::dense(out.addr, size, out.dtype);
+      v.strides = outStrides;
+      for (size_t d = 0; d < rank; ++d)
+        v.addr += start[d] * outStrides[d] * es;
+      return v;
+    };
+    if (mode == PadMode::Constant &&
+        failed(ctx.fill(DdrView::dense(out.addr, out.shape, out.dtype),
+                        pad.getValue().convertToDouble())))
+      return failure();
+    SmallVector<int64_t> start(pads.begin(), pads.begin() + rank);
+    if (failed(ctx.copy(box(start, in.shape),
+                        DdrView::dense(in.addr, in.shape, in.dtype))))
+      return failure();
+    if (mode == PadMode::Constant)
+      return success();
+    // Edge / reflect: fill the pads of dim d from the result itself, over
+    // the full extent of the dims already padded and the interior of the
+    // others; the GDMA's program order makes the earlier writes visible.
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t before = pads[d], after = pads[rank + d], n = in.shape[d];
+      SmallVector<int64_t> st(rank), sz(rank);
+      for (size_t k = 0; k < rank; ++k) {
+        st[k] = k < d ? 0 : pads[k];
+        sz[k] = k < d ? out.shape[k] : in.shape[k];
+      }
+      auto side = [&](int64_t dstStart, int64_t count, int64_t srcStart,
+                      int64_t step) {
+        if (count == 0)
+          return success();
+        SmallVector<int64_t> s1 = st, z1 = sz, s2 = st, z2 = sz;
+        s1[d] = dstStart, z1[d] = count;
+        s2[d] = srcStart, z2[d] = step == 0 ? 1 : count;
+        DdrView src = box(s2, z2);
+        if (step < 0)
+          src.strides[d] = -outStrides[d];
+        return ctx.copy(box(s1, z1), src);
+      };
+      bool edge = mode == PadMode::Edge;
+      if (failed(side(0, before, edge ? before : 2 * before, edge ? 0 : -1)) ||
+          failed(side(before + n, after,
+                      edge ? before + n - 1 : before + n - 2, edge ? 0 : -1)))
+        return failure();
+    }
+    return success();
+  }
+};
+
+struct UpsampleModel
+    : public CodegenInterface::ExternalModel<UpsampleModel, tpu::UpsampleOp> {
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    auto io = inOut(ctx);
+    if (failed(io))
+      return failure();
+    auto &[in, out] = *io;
+    auto up = cast<tpu::UpsampleOp>(op);
+    int64_t P = in.shape[0] * in.shape[1], H = in.shape[2], W = in.shape[3],
+            sh = up.getScaleH(), sw = up.getScaleW();
+    // out[p, h, i, w, j] = in[p, h, w]: the scale dims broadcast.
+    DdrView dst = DdrView::dense(out.addr, {P, H, sh, W, sw}, out.dtype);
+    DdrView src = DdrView::dense(in.addr, {P, H, 1, W, 1}, in.dtype);
+    return ctx.copy(dst, src);
+  }
+};
+
+struct GatherModel
+    : public CodegenInterface::ExternalModel<GatherModel, tpu::GatherOp> {
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    auto io = inOut(ctx, /*skip indices=*/{1});
+    if (failed(io))
+      return failure();
+    auto &[in, out] = *io;
+    auto gather = cast<tpu::GatherOp>(op);
+    if (!gather.getIndices().getDefiningOp<top::WeightOp>())
+      return ctx.error() << "codegen needs constant indices (top.Weight)";
+    auto idx = ctx.constant(gather.getIndices());
+    if (failed(idx))
+      return failure();
+    int64_t axis = gather.getAxis(), dim = in.shape[axis];
+    ArrayRef<int64_t> shape = in.shape;
+    int64_t outer = numElements(shape.take_front(axis)),
+            inner = numElements(shape.drop_front(axis + 1));
+    int64_t n = int64_t(idx->size()), es = dtypeSize(in.dtype);
+    for (int64_t i = 0; i < n; ++i) {
+      float v = (*idx)[i];
+      if (v != std::trunc(v) || v < 0 || v >= dim)
+        return ctx.error() << "index " << v << " (at position " << i
+                           << ") is not an integer in [0, " << dim << ")";
+    }
+    // Runs of consecutive indices move as one block.
+    for (int64_t i = 0; i < n;) {
+      int64_t first = int64_t((*idx)[i]), len = 1;
+      while (i + len < n && int64_t((*idx)[i + len]) == first + len)
+        ++len;
+      DdrView dst, src;
+      dst.dtype = src.dtype = in.dtype;
+      dst.addr = out.addr + i * inner * es;
+      dst.shape = {outer, len, inner};
+      dst.strides = {n * inner, inner, 1};
+      src.addr = in.addr + first * inner * es;
+      src.shape = {outer, len, inner};
+      src.strides = {dim * inner, inner, 1};
+      if (failed(ctx.copy(dst, src)))
+        return failure();
+      i += len;
+    }
+    return success();
+  }
+};
+
+} // namespace
+
+void attachDataMovementModels(MLIRContext *ctx) {
+  tpu::ReshapeOp::attachInterface<ReshapeModel>(*ctx);
+  tpu::PermuteOp::attachInterface<PermuteModel>(*ctx);
+  tpu::SliceOp::attachInterface<SliceModel>(*ctx);
+  tpu::ConcatOp::attachInterface<ConcatModel>(*ctx);
+  tpu::PadOp::attachInterface<PadModel>(*ctx);
+  tpu::UpsampleOp::attachInterface<UpsampleModel>(*ctx);
+  tpu::GatherOp::attachInterface<GatherModel>(*ctx);
+}
+
+} // namespace backend
+} // namespace tpuc

@@ -1,0 +1,204 @@
+//===- MatMul.cpp - Batched matrix multiplication -------------------------===//
+//
+// The matmul instruction puts the M rows of the left operand on lanes and
+// the K rows of the right operand on lanes: [1,M,1,K] x [1,K,1,N]. A right
+// operand without batch dims (a weight) is shared by every batch, so the
+// batches fold into M. M, N and K are tiled to fit LMEM; K tiles accumulate
+// into the output tile (accumulate flag), the bias is added by the first K
+// tile and the ReLU applied by the last. Weights keep their row-major [K, N]
+// layout, which is already the right operand's.
+//
+//===----------------------------------------------------------------------===//
+#include "Common.h"
+
+using namespace mlir;
+using namespace tpuc::chip;
+
+namespace tpuc {
+namespace backend {
+namespace {
+
+struct MatMulModel
+    : public CodegenInterface::ExternalModel<MatMulModel, tpu::MatMulOp> {
+  int64_t getMacs(Operation *op) const {
+    auto a = getShape(op->getOperand(0));
+    return numElements(getShape(op->getResult(0))) * a.back();
+  }
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const;
+};
+
+LogicalResult MatMulModel::codegen(Operation *operation,
+                                   CodegenContext &ctx) const {
+  auto op = cast<tpu::MatMulOp>(operation);
+  auto dtype = floatComputeType(ctx);
+  if (failed(dtype))
+    return failure();
+  auto a = getTensor(ctx, op.getInput()), b = getTensor(ctx, op.getRight()),
+       out = getTensor(ctx, op.getOutput());
+  if (failed(a) || failed(b) || failed(out))
+    return failure();
+  bool hasBias = !isNone(op.getBias());
+  uint64_t biasAddr = 0;
+  if (hasBias) {
+    auto t = getTensor(ctx, op.getBias());
+    if (failed(t))
+      return failure();
+    biasAddr = t->addr;
+  }
+  const int64_t es = dtypeSize(*dtype), L = ctx.lanes();
+  int64_t M = a->shape[a->shape.size() - 2], K = a->shape.back(),
+          N = b->shape.back();
+  ArrayRef<int64_t> batch = ArrayRef<int64_t>(out->shape).drop_back(2);
+  int64_t B = numElements(batch);
+  if (M * K * N == 0 || out->numElements() == 0)
+    return success();
+
+  // Matrix offsets (in elements) of each operand for every output batch.
+  auto batchOffsets = [&](ArrayRef<int64_t> shape) {
+    ArrayRef<int64_t> own = shape.drop_back(2);
+    int64_t mat = shape[shape.size() - 2] * shape.back();
+    SmallVector<int64_t> strides(batch.size(), 0);
+    int64_t st = mat;
+    for (int i = int(own.size()) - 1; i >= 0; --i) {
+      int j = int(batch.size()) - int(own.size()) + i;
+      strides[j] = own[i] == 1 ? 0 : st;
+      st *= own[i];
+    }
+    SmallVector<int64_t> offs;
+    for (int64_t idx = 0; idx < B; ++idx) {
+      int64_t rem = idx, off = 0;
+      for (int i = int(batch.size()) - 1; i >= 0; --i) {
+        off += (rem % batch[i]) * strides[i];
+        rem /= batch[i];
+      }
+      offs.push_back(off);
+    }
+    return offs;
+  };
+  SmallVector<int64_t> aOff = batchOffsets(a->shape),
+                       bOff = batchOffsets(b->shape);
+  // A shared right operand lets dense left batches fold into M.
+  bool shared = llvm::all_of(bOff, [](int64_t o) { return o == 0; });
+  bool dense = true;
+  for (int64_t i = 0; i < B; ++i)
+    dense &= aOff[i] == i * M * K;
+  if (shared && dense && B > 1) {
+    M *= B;
+    B = 1;
+    aOff = {0};
+    bOff = {0};
+  }
+
+  // Tile sizes: shrink N, K, M (in lane multiples first) until it fits.
+  int64_t mT = M, nT = N, kT = K;
+  auto roundLanes = [&](int64_t v) { return std::max(L, v / L * L); };
+  const int64_t budget = ctx.lmemFree() - 10 * 64;
+  auto fits = [&]() {
+    int64_t left = ceilDiv(mT, L) * kT, right = ceilDiv(kT, L) * nT,
+            o = ceilDiv(mT, L) * nT;
+    bool oneRight = B == 1 && nT == N && kT == K;
+    int64_t total = 2 * left + (oneRight ? 1 : 2) * right + 2 * o + 2 * nT;
+    return total * es <= budget;
+  };
+  while (!fits()) {
+    if (nT > 512)
+      nT = ceilDiv(nT, 2);
+    else if (kT > 4 * L)
+      kT = roundLanes(ceilDiv(kT, 2));
+    else if (mT > L)
+      mT = roundLanes(ceilDiv(mT, 2));
+    else if (nT > 32)
+      nT = ceilDiv(nT, 2);
+    else if (kT > 1)
+      kT = ceilDiv(kT, 2);
+    else if (mT > 1)
+      mT = ceilDiv(mT, 2);
+    else if (nT > 1)
+      nT = ceilDiv(nT, 2);
+    else
+      return ctx.error() << "does not fit local memory";
+  }
+  const int64_t nM = ceilDiv(M, mT), nN = ceilDiv(N, nT), nK = ceilDiv(K, kT);
+  bool oneRight = B == 1 && nN == 1 && nK == 1;
+
+  Pipeline pipe;
+  enum { kLeft, kRight, kBias, kOut };
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, kT}, *dtype), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, nT}, *dtype),
+                           oneRight ? 1 : 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, 1, 1, nT}, *dtype), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, nT}, *dtype), 2)))
+    return failure();
+
+  struct Step {
+    int64_t b, m, n, k;
+  };
+  SmallVector<Step> steps;
+  for (int64_t bi = 0; bi < B; ++bi)
+    for (int64_t mi = 0; mi < nM; ++mi)
+      for (int64_t ni = 0; ni < nN; ++ni)
+        for (int64_t ki = 0; ki < nK; ++ki)
+          steps.push_back({bi, mi, ni, ki});
+  auto ext = [](int64_t i, int64_t t, int64_t total) {
+    return std::min(t, total - i * t);
+  };
+  SmallVector<std::array<LBuf *, 4>> bufs(steps.size());
+  auto loadStep = [&](size_t i) {
+    const Step &s = steps[i];
+    int64_t m = ext(s.m, mT, M), n = ext(s.n, nT, N), k = ext(s.k, kT, K);
+    auto [l, newL] = pipe.acquire(kLeft, (s.b * nM + s.m) * nK + s.k);
+    if (newL)
+      ctx.load(*l, lmemTensor(l->addr, 1, m, 1, k, *dtype),
+               ddrOperand(a->addr + (aOff[s.b] + s.m * mT * K + s.k * kT) * es,
+                          {1, m, 1, k}, {M * K, K, K, 1}, *dtype));
+    int64_t rKey = bOff[s.b] / std::max<int64_t>(K * N, 1) * nN * nK +
+                   s.n * nK + s.k;
+    auto [r, newR] = pipe.acquire(kRight, rKey);
+    if (newR)
+      ctx.load(*r, lmemTensor(r->addr, 1, k, 1, n, *dtype),
+               ddrOperand(b->addr + (bOff[s.b] + s.k * kT * N + s.n * nT) * es,
+                          {1, k, 1, n}, {K * N, N, N, 1}, *dtype));
+    auto [bb, newB] = pipe.acquire(kBias, s.n);
+    if (newB && hasBias)
+      ctx.load(*bb, lmemTensor(bb->addr, 1, 1, 1, n, *dtype),
+               ddrOperand(biasAddr + s.n * nT * es, {1, 1, 1, n}, {N, N, N, 1},
+                          *dtype));
+    auto [o, unused] = pipe.acquire(kOut, (s.b * nM + s.m) * nN + s.n);
+    (void)unused;
+    bufs[i] = {l, r, bb, o};
+  };
+
+  loadStep(0);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (i + 1 < steps.size())
+      loadStep(i + 1);
+    const Step &s = steps[i];
+    int64_t m = ext(s.m, mT, M), n = ext(s.n, nT, N), k = ext(s.k, kT, K);
+    auto [l, r, bb, o] = bufs[i];
+    bool first = s.k == 0, last = s.k == nK - 1;
+    Operand outL = lmemTensor(o->addr, 1, m, 1, n, *dtype);
+    Operand biasL;
+    if (hasBias && first)
+      biasL = lmemTensor(bb->addr, 1, 1, 1, n, *dtype);
+    ctx.tiu(makeMatMul(outL, lmemTensor(l->addr, 1, m, 1, k, *dtype),
+                       lmemTensor(r->addr, 1, k, 1, n, *dtype), biasL,
+                       /*accumulate=*/!first, /*relu=*/last && op.getDoRelu()),
+            {l, r, bb, o});
+    if (last) {
+      // Output rows of batch b: folded batches are rows of M.
+      uint64_t addr = out->addr + (s.b * M * N + s.m * mT * N + s.n * nT) * es;
+      ctx.store(ddrOperand(addr, {1, m, 1, n}, {M * N, N, N, 1}, *dtype), *o,
+                outL);
+    }
+  }
+  return success();
+}
+
+} // namespace
+
+void attachMatMulModels(MLIRContext *ctx) {
+  tpu::MatMulOp::attachInterface<MatMulModel>(*ctx);
+}
+
+} // namespace backend
+} // namespace tpuc

@@ -1,0 +1,229 @@
+//===- Norm.cpp - LayerNorm and Softmax from Reduce/Binary/Active ---------===//
+//
+// LayerNorm views its input as [1, O, 1, I] rows (O on lanes) and computes
+// per tile: mean (reduce), centred x (binary sub, broadcast), variance
+// (square + reduce mean), rsqrt(var + eps) (binary scalar + active), the
+// normalised product and the affine weight/bias (broadcast over lanes,
+// loaded once). Softmax views [O, D, I] as [1, O, D, I] and reduces D along
+// H: max, subtract, exp, sum, divide. The normalised dims are not split.
+//
+//===----------------------------------------------------------------------===//
+#include "Common.h"
+
+using namespace mlir;
+using namespace tpuc::chip;
+
+namespace tpuc {
+namespace backend {
+namespace {
+
+/// Picks a tile of O (lane multiples) and I for rows needing `need(o, i)`
+/// elements per lane; fails when a single row does not fit.
+bool pickRows(int64_t O, int64_t I, int64_t L, int64_t budget,
+              function_ref<int64_t(int64_t, int64_t)> need, bool splitI,
+              int64_t &oT, int64_t &iT) {
+  oT = std::min(O, L);
+  iT = I;
+  while (need(oT, iT) > budget) {
+    if (splitI && iT > 1)
+      iT = ceilDiv(iT, 2);
+    else if (oT > 1)
+      oT = ceilDiv(oT, 2);
+    else
+      return false;
+  }
+  if (iT == I)
+    while (oT < O && need(std::min(O, oT + L), I) <= budget)
+      oT = std::min(O, oT + L);
+  return true;
+}
+
+struct LayerNormModel
+    : public CodegenInterface::ExternalModel<LayerNormModel,
+                                             tpu::LayerNormOp> {
+  LogicalResult codegen(Operation *operation, CodegenContext &ctx) const {
+    auto op = cast<tpu::LayerNormOp>(operation);
+    auto dtype = floatComputeType(ctx);
+    auto in = getTensor(ctx, op.getInput()),
+         out = getTensor(ctx, op.getOutput());
+    if (failed(dtype) || failed(in) || failed(out))
+      return failure();
+    bool hasW = !isNone(op.getWeight()), hasB = !isNone(op.getBias());
+    uint64_t wAddr = 0, bAddr = 0;
+    if (hasW) {
+      auto t = getTensor(ctx, op.getWeight());
+      if (failed(t))
+        return failure();
+      wAddr = t->addr;
+    }
+    if (hasB) {
+      auto t = getTensor(ctx, op.getBias());
+      if (failed(t))
+        return failure();
+      bAddr = t->addr;
+    }
+    ArrayRef<int64_t> shape = in->shape;
+    int64_t axis = op.getAxis();
+    int64_t O = numElements(shape.take_front(axis)),
+            I = numElements(shape.drop_front(axis));
+    if (O * I == 0)
+      return success();
+    const int64_t L = ctx.lanes(), es = dtypeSize(*dtype);
+    const int64_t budget = int64_t(ctx.lmemFree()) / es - 10 * 64;
+    int64_t oT, iT;
+    auto need = [&](int64_t o, int64_t i) {
+      return ceilDiv(o, L) * (5 * i + 2) + 2 * i;
+    };
+    if (!pickRows(O, I, L, budget, need, /*splitI=*/false, oT, iT))
+      return ctx.error() << "does not fit local memory: a row of " << I
+                         << " elements is too long";
+    Pipeline pipe;
+    enum { kIn, kOut, kTmp, kMean, kVar, kW, kB };
+    std::array<int64_t, 4> row{1, oT, 1, I}, stat{1, oT, 1, 1},
+        vec{1, 1, 1, I};
+    if (failed(pipe.addGroup(ctx, ctx.lmemBytes(row, *dtype), 2)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes(row, *dtype), 2)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes(row, *dtype), 1)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes(stat, *dtype), 1)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes(stat, *dtype), 1)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes(vec, *dtype), 1)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes(vec, *dtype), 1)))
+      return failure();
+    LBuf *tmp = pipe.acquire(kTmp, 0).first, *mean = pipe.acquire(kMean, 0).first,
+         *var = pipe.acquire(kVar, 0).first, *w = pipe.acquire(kW, 0).first,
+         *b = pipe.acquire(kB, 0).first;
+    Operand wL = lmemTensor(w->addr, 1, 1, 1, I, *dtype),
+            bL = lmemTensor(b->addr, 1, 1, 1, I, *dtype);
+    if (hasW)
+      ctx.load(*w, wL, ddrOperand(wAddr, {1, 1, 1, I}, {I, I, I, 1}, *dtype));
+    if (hasB)
+      ctx.load(*b, bL, ddrOperand(bAddr, {1, 1, 1, I}, {I, I, I, 1}, *dtype));
+
+    SmallVector<int64_t> starts;
+    for (int64_t o = 0; o < O; o += oT)
+      starts.push_back(o);
+    SmallVector<std::array<LBuf *, 2>> bufs(starts.size());
+    auto loadStep = [&](size_t k) {
+      int64_t o0 = starts[k], o = std::min(oT, O - o0);
+      LBuf *x = pipe.acquire(kIn, int64_t(k)).first;
+      ctx.load(*x, lmemTensor(x->addr, 1, o, 1, I, *dtype),
+               ddrOperand(in->addr + o0 * I * es, {1, o, 1, I}, {O * I, I, I, 1},
+                          *dtype));
+      bufs[k] = {x, pipe.acquire(kOut, int64_t(k)).first};
+    };
+    const float eps = float(op.getEpsilon().convertToDouble());
+    loadStep(0);
+    for (size_t k = 0; k < starts.size(); ++k) {
+      if (k + 1 < starts.size())
+        loadStep(k + 1);
+      int64_t o0 = starts[k], o = std::min(oT, O - o0);
+      auto [x, y] = bufs[k];
+      Operand xL = lmemTensor(x->addr, 1, o, 1, I, *dtype),
+              yL = lmemTensor(y->addr, 1, o, 1, I, *dtype),
+              tL = lmemTensor(tmp->addr, 1, o, 1, I, *dtype),
+              mL = lmemTensor(mean->addr, 1, o, 1, 1, *dtype),
+              vL = lmemTensor(var->addr, 1, o, 1, 1, *dtype);
+      SmallVector<LBuf *> all{x, y, tmp, mean, var, w, b};
+      ctx.tiu(makeReduce(chip::ReduceMode::Mean, mL, xL, 3), all);
+      ctx.tiu(makeBinary(BinaryOp::Sub, tL, xL, mL), all);
+      ctx.tiu(makeActive(ActOp::Square, yL, tL), all);
+      ctx.tiu(makeReduce(chip::ReduceMode::Mean, vL, yL, 3), all);
+      ctx.tiu(makeBinaryScalar(BinaryOp::Add, vL, vL, eps), all);
+      ctx.tiu(makeActive(ActOp::Rsqrt, vL, vL), all);
+      ctx.tiu(makeBinary(BinaryOp::Mul, yL, tL, vL), all);
+      if (hasW)
+        ctx.tiu(makeBinary(BinaryOp::Mul, yL, yL, wL), all);
+      if (hasB)
+        ctx.tiu(makeBinary(BinaryOp::Add, yL, yL, bL), all);
+      ctx.store(ddrOperand(out->addr + o0 * I * es, {1, o, 1, I},
+                           {O * I, I, I, 1}, *dtype),
+                *y, yL);
+    }
+    return success();
+  }
+};
+
+struct SoftmaxModel
+    : public CodegenInterface::ExternalModel<SoftmaxModel, tpu::SoftmaxOp> {
+  LogicalResult codegen(Operation *operation, CodegenContext &ctx) const {
+    auto op = cast<tpu::SoftmaxOp>(operation);
+    auto dtype = floatComputeType(ctx);
+    auto in = getTensor(ctx, op.getInput()),
+         out = getTensor(ctx, op.getOutput());
+    if (failed(dtype) || failed(in) || failed(out))
+      return failure();
+    ArrayRef<int64_t> shape = in->shape;
+    int64_t axis = op.getAxis();
+    int64_t O = numElements(shape.take_front(axis)), D = shape[axis],
+            I = numElements(shape.drop_front(axis + 1));
+    if (O * D * I == 0)
+      return success();
+    const int64_t L = ctx.lanes(), es = dtypeSize(*dtype);
+    const int64_t budget = int64_t(ctx.lmemFree()) / es - 6 * 64;
+    auto need = [&](int64_t o, int64_t i) {
+      return ceilDiv(o, L) * (4 * D * i + 2 * i);
+    };
+    int64_t oT, iT;
+    if (!pickRows(O, I, L, budget, need, /*splitI=*/true, oT, iT))
+      return ctx.error() << "does not fit local memory: the softmax axis has "
+                         << D << " elements";
+    Pipeline pipe;
+    enum { kIn, kOut, kMax, kSum };
+    if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, D, iT}, *dtype), 2)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, D, iT}, *dtype), 2)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, *dtype), 1)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, *dtype), 1)))
+      return failure();
+    LBuf *mx = pipe.acquire(kMax, 0).first, *sum = pipe.acquire(kSum, 0).first;
+    struct Step {
+      int64_t o0, o, i0, i;
+    };
+    SmallVector<Step> steps;
+    for (int64_t o = 0; o < O; o += oT)
+      for (int64_t i = 0; i < I; i += iT)
+        steps.push_back({o, std::min(oT, O - o), i, std::min(iT, I - i)});
+    SmallVector<std::array<LBuf *, 2>> bufs(steps.size());
+    auto view = [&](const Step &s) {
+      return ddrOperand(0, {1, s.o, D, s.i}, {O * D * I, D * I, I, 1}, *dtype);
+    };
+    auto loadStep = [&](size_t k) {
+      const Step &s = steps[k];
+      LBuf *x = pipe.acquire(kIn, int64_t(k)).first;
+      Operand src = view(s);
+      src.addr = in->addr + (s.o0 * D * I + s.i0) * es;
+      ctx.load(*x, lmemTensor(x->addr, 1, s.o, D, s.i, *dtype), src);
+      bufs[k] = {x, pipe.acquire(kOut, int64_t(k)).first};
+    };
+    loadStep(0);
+    for (size_t k = 0; k < steps.size(); ++k) {
+      if (k + 1 < steps.size())
+        loadStep(k + 1);
+      const Step &s = steps[k];
+      auto [x, y] = bufs[k];
+      Operand xL = lmemTensor(x->addr, 1, s.o, D, s.i, *dtype),
+              yL = lmemTensor(y->addr, 1, s.o, D, s.i, *dtype),
+              mL = lmemTensor(mx->addr, 1, s.o, 1, s.i, *dtype),
+              sL = lmemTensor(sum->addr, 1, s.o, 1, s.i, *dtype);
+      SmallVector<LBuf *> all{x, y, mx, sum};
+      ctx.tiu(makeReduce(chip::ReduceMode::Max, mL, xL, 2), all);
+      ctx.tiu(makeBinary(BinaryOp::Sub, yL, xL, mL), all);
+      ctx.tiu(makeActive(ActOp::Exp, yL, yL), all);
+      ctx.tiu(makeReduce(chip::ReduceMode::Sum, sL, yL, 2), all);
+      ctx.tiu(makeBinary(BinaryOp::Div, yL, yL, sL), all);
+      Operand dst = view(s);
+      dst.addr = out->addr + (s.o0 * D * I + s.i0) * es;
+      ctx.store(dst, *y, yL);
+    }
+    return success();
+  }
+};
+
+} // namespace
+
+void attachNormModels(MLIRContext *ctx) {
+  tpu::LayerNormOp::attachInterface<LayerNormModel>(*ctx);
+  tpu::SoftmaxOp::attachInterface<SoftmaxModel>(*ctx);
+}
+
+} // namespace backend
+} // namespace tpuc

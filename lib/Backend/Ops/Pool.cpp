@@ -1,0 +1,143 @@
+//===- Pool.cpp - Max and average pooling ---------------------------------===//
+//
+// Channels go on lanes. Output rows are tiled with their input halo like the
+// convolution; each tile's pads are the part of the halo outside the image,
+// which keeps count_include_pad averages exact (a window never reaches past
+// the rows a tile loads). Whole planes stack batches, then channels per lane.
+//
+//===----------------------------------------------------------------------===//
+#include "Common.h"
+
+using namespace mlir;
+using namespace tpuc::chip;
+
+namespace tpuc {
+namespace backend {
+namespace {
+
+template <typename OpTy>
+LogicalResult poolCodegen(OpTy op, CodegenContext &ctx, PoolMode mode,
+                          bool countPad) {
+  auto dtype = floatComputeType(ctx);
+  auto in = getTensor(ctx, op.getInput()), out = getTensor(ctx, op.getOutput());
+  if (failed(dtype) || failed(in) || failed(out))
+    return failure();
+  const int64_t N = in->shape[0], C = in->shape[1], H = in->shape[2],
+                W = in->shape[3], OH = out->shape[2], OW = out->shape[3];
+  if (out->numElements() == 0)
+    return success();
+  auto k = getI64s(op.getKernelShape()), s = getI64s(op.getStrides()),
+       pads = getI64s(op.getPads());
+  const int64_t KH = k[0], sh = s[0], pt = pads[0];
+  const int64_t L = ctx.lanes(), es = dtypeSize(*dtype);
+  const int64_t budget = int64_t(ctx.lmemFree()) / es - 4 * 64;
+  auto rowsFor = [&](int64_t ohT) {
+    return std::min((ohT - 1) * sh + KH, H);
+  };
+  auto need = [&](int64_t cT, int64_t nT, int64_t ohT) {
+    int64_t slots = ceilDiv(cT, L);
+    return 2 * slots * nT * (rowsFor(ohT) * W + ohT * OW);
+  };
+  int64_t cT = std::min(C, L), nT = 1, ohT = 0;
+  for (int64_t h = OH; h >= 1; --h)
+    if (need(cT, 1, h) <= budget) {
+      ohT = h;
+      break;
+    }
+  if (!ohT)
+    return ctx.error() << "does not fit local memory: one output row needs "
+                       << need(cT, 1, 1) * es << " bytes per lane";
+  if (ohT == OH) {
+    while (nT < N && need(cT, nT + 1, OH) <= budget)
+      ++nT;
+    if (nT == N)
+      while (cT < C && need(std::min(C, cT + L), N, OH) <= budget)
+        cT = std::min(C, cT + L);
+  }
+
+  struct Step {
+    int64_t c0, c, n0, n, oh0, oh;
+  };
+  SmallVector<Step> steps;
+  for (int64_t c = 0; c < C; c += cT)
+    for (int64_t n = 0; n < N; n += nT)
+      for (int64_t oh = 0; oh < OH; oh += ohT)
+        steps.push_back({c, std::min(cT, C - c), n, std::min(nT, N - n), oh,
+                         std::min(ohT, OH - oh)});
+  Pipeline pipe;
+  enum { kIn, kOut };
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({nT, cT, rowsFor(ohT), W}, *dtype),
+                           2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({nT, cT, ohT, OW}, *dtype), 2)))
+    return failure();
+
+  auto rows = [&](const Step &st, int64_t &r0, int64_t &n, int64_t &padT,
+                  int64_t &padB) {
+    int64_t start = st.oh0 * sh - pt, end = (st.oh0 + st.oh - 1) * sh - pt + KH;
+    r0 = std::max<int64_t>(start, 0);
+    n = std::min(end, H) - r0;
+    padT = std::max<int64_t>(0, -start);
+    padB = std::max<int64_t>(0, end - H);
+  };
+  SmallVector<std::array<LBuf *, 2>> bufs(steps.size());
+  auto loadStep = [&](size_t i) {
+    const Step &st = steps[i];
+    auto [x, isNew] = pipe.acquire(kIn, int64_t(i));
+    (void)isNew;
+    int64_t r0, nr, padT, padB;
+    rows(st, r0, nr, padT, padB);
+    ctx.load(*x, lmemTensor(x->addr, st.n, st.c, nr, W, *dtype),
+             ddrOperand(in->addr + ((st.n0 * C + st.c0) * H + r0) * W * es,
+                        {st.n, st.c, nr, W}, {C * H * W, H * W, W, 1}, *dtype));
+    bufs[i] = {x, pipe.acquire(kOut, int64_t(i)).first};
+  };
+  loadStep(0);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (i + 1 < steps.size())
+      loadStep(i + 1);
+    const Step &st = steps[i];
+    auto [x, o] = bufs[i];
+    int64_t r0, nr, padT, padB;
+    rows(st, r0, nr, padT, padB);
+    chip::PoolParams pp;
+    pp.kh = int(KH), pp.kw = int(k[1]);
+    pp.stride_h = int(sh), pp.stride_w = int(s[1]);
+    pp.pad_top = int(padT), pp.pad_bottom = int(padB);
+    pp.pad_left = int(pads[1]), pp.pad_right = int(pads[3]);
+    pp.count_include_pad = countPad;
+    Operand outL = lmemTensor(o->addr, st.n, st.c, st.oh, OW, *dtype);
+    ctx.tiu(makePool(mode, outL,
+                     lmemTensor(x->addr, st.n, st.c, nr, W, *dtype), pp),
+            {x, o});
+    ctx.store(ddrOperand(out->addr + ((st.n0 * C + st.c0) * OH + st.oh0) * OW * es,
+                         {st.n, st.c, st.oh, OW}, {C * OH * OW, OH * OW, OW, 1},
+                         *dtype),
+              *o, outL);
+  }
+  return success();
+}
+
+struct MaxPoolModel
+    : public CodegenInterface::ExternalModel<MaxPoolModel, tpu::MaxPoolOp> {
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    return poolCodegen(cast<tpu::MaxPoolOp>(op), ctx, PoolMode::Max, false);
+  }
+};
+
+struct AvgPoolModel
+    : public CodegenInterface::ExternalModel<AvgPoolModel, tpu::AvgPoolOp> {
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    auto pool = cast<tpu::AvgPoolOp>(op);
+    return poolCodegen(pool, ctx, PoolMode::Avg, pool.getCountIncludePad());
+  }
+};
+
+} // namespace
+
+void attachPoolModels(MLIRContext *ctx) {
+  tpu::MaxPoolOp::attachInterface<MaxPoolModel>(*ctx);
+  tpu::AvgPoolOp::attachInterface<AvgPoolModel>(*ctx);
+}
+
+} // namespace backend
+} // namespace tpuc

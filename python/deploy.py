@@ -1,0 +1,182 @@
+"""model_deploy: top.mlir → tpu.mlir → bmodel, validated stage by stage.
+
+Lowers a Top module for a quantization mode and chip (``convert-top-to-tpu``
+then canonicalization), writes ``<name>_tpu.mlir``, assigns DDR addresses and
+generates the chip's instructions (``tpu-assign-address``, ``tpu-codegen``)
+into a ``.bmodel``, and writes ``<name>_final.mlir`` (the Tpu module with
+its addresses). With a test input, the Tpu interpreter's tensors are
+compared with the reference (the Top / ONNX dump), and the bmodel is run on
+the cmodel with every tensor dumped and compared with the Tpu interpreter.
+The result also carries the simulated cycles and the chip's roofline bound:
+``max(MACs / peak MACs per cycle, (weights + inputs + outputs) bytes / DDR
+bytes per cycle)``.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import compiler
+from . import runtime as rt
+from .compare import CompareResult, Tolerance, compare, load_npz
+from .transform import load_inputs
+
+log = logging.getLogger(__name__)
+
+MODES = ("F32",)
+
+
+@dataclass
+class Roofline:
+    macs: int
+    ddr_bytes: int
+    compute_cycles: float
+    memory_cycles: float
+
+    @property
+    def cycles(self) -> float:
+        return max(self.compute_cycles, self.memory_cycles, 1.0)
+
+    @property
+    def bound(self) -> str:
+        return "compute" if self.compute_cycles >= self.memory_cycles else "memory"
+
+
+@dataclass
+class DeployResult:
+    tpu_mlir: Path
+    final_mlir: Path
+    bmodel: Path
+    chip: str
+    compile_seconds: float
+    cycles: int
+    microseconds: float
+    tiu_utilization: float
+    gdma_utilization: float
+    tiu_instructions: int
+    gdma_instructions: int
+    roofline: Roofline
+    cmodel_seconds: float = 0.0
+    tpu_outputs: Path | None = None
+    model_outputs: Path | None = None
+    tpu_comparison: CompareResult | None = None
+    model_comparison: CompareResult | None = None
+
+    @property
+    def roofline_ratio(self) -> float:
+        """Simulated cycles over the roofline bound (1.0 is the bound)."""
+        return self.cycles / self.roofline.cycles
+
+    @property
+    def passed(self) -> bool:
+        return all(c is None or c.passed
+                   for c in (self.tpu_comparison, self.model_comparison))
+
+    def summary(self) -> str:
+        r = self.roofline
+        return (f"{self.chip}: {self.cycles} cycles ({self.microseconds:.1f} us), "
+                f"TIU {100 * self.tiu_utilization:.1f}% busy, GDMA "
+                f"{100 * self.gdma_utilization:.1f}% busy; roofline "
+                f"{r.cycles:.0f} cycles ({r.bound}-bound: {r.macs} MACs, "
+                f"{r.ddr_bytes} DDR bytes) -> {self.roofline_ratio:.2f}x the bound")
+
+
+def _tolerance(tol) -> Tolerance:
+    if isinstance(tol, Tolerance):
+        return tol
+    if isinstance(tol, str):
+        return Tolerance.parse(tol)
+    cos, euclid = tol
+    return Tolerance(float(cos), float(euclid))
+
+
+def _int_attr(module, name: str) -> int:
+    attrs = module.operation.attributes
+    return int(attrs[name].value) if name in attrs else 0
+
+
+def _roofline(module, model: rt.Model) -> Roofline:
+    t = model.target
+    macs = _int_attr(module, "tpu.macs")
+    plan = model.bmodel.plan
+    io = sum(int(np.prod(s.shape)) * np.dtype(s.numpy_dtype).itemsize
+             for s in model.inputs + model.outputs)
+    ddr = int(plan.weight_size) + io
+    peak = t.lanes * t.eu_f32
+    return Roofline(macs, ddr, macs / peak, ddr / t.ddr_bytes_per_cycle)
+
+
+def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
+           model_path=None, test_input=None, test_reference=None,
+           compare_all: bool = False, tolerance=(0.99, 0.99),
+           excepts=()) -> DeployResult:
+    """Compile `mlir_path` (a Top module) to a bmodel for `chip`; see module doc."""
+    start = time.perf_counter()
+    mlir_path = Path(mlir_path)
+    if not mlir_path.is_file():
+        raise FileNotFoundError(f"{mlir_path}: no such top.mlir")
+    if quantize.upper() not in MODES:
+        raise ValueError(f"quantize mode {quantize!r} is not supported by the codegen yet "
+                         f"(supported: {', '.join(MODES)})")
+    quantize = quantize.upper()
+    tolerance = _tolerance(tolerance)
+    target = rt.load_target(chip)  # fails early on an unknown chip
+    model_path = Path(model_path) if model_path else mlir_path.with_suffix(".bmodel")
+    out_dir = model_path.parent
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = model_path.stem
+
+    ctx = compiler.make_context()
+    with ctx:
+        module = compiler.load_module(mlir_path, ctx)
+        compiler.run_pipeline(module, f"convert-top-to-tpu{{mode={quantize} chip={chip}}},"
+                                      "canonicalize")
+        tpu_mlir = out_dir / f"{name}_tpu.mlir"
+        compiler.save_module(module, tpu_mlir)
+        compiler.run_pipeline(module, f"tpu-assign-address{{chip={chip}}},"
+                                      f"tpu-codegen{{chip={chip} bmodel={model_path}}}")
+        final_mlir = out_dir / f"{name}_final.mlir"
+        compiler.save_module(module, final_mlir)
+    compile_seconds = time.perf_counter() - start
+    log.info("wrote %s, %s and %s (%.2f s)", tpu_mlir, final_mlir, model_path, compile_seconds)
+
+    model = rt.Model(model_path)
+    names = [s.name for s in model.inputs]
+    inputs = (load_inputs(test_input, names) if test_input is not None else
+              {s.name: np.zeros(s.shape, s.numpy_dtype) for s in model.inputs})
+    t0 = time.perf_counter()
+    run = model.run(inputs, dump_all_tensors=test_input is not None)
+    cmodel_seconds = time.perf_counter() - t0
+    st = run.stats
+    result = DeployResult(
+        tpu_mlir=tpu_mlir, final_mlir=final_mlir, bmodel=model_path, chip=target.name,
+        compile_seconds=compile_seconds, cycles=st.total_cycles,
+        microseconds=st.microseconds, tiu_utilization=st.tiu_utilization,
+        gdma_utilization=st.gdma_utilization, tiu_instructions=st.tiu_instructions,
+        gdma_instructions=st.gdma_instructions, roofline=_roofline(module, model),
+        cmodel_seconds=cmodel_seconds)
+
+    if test_input is None:
+        if test_reference is not None:
+            raise ValueError("test_reference needs test_input")
+        return result
+    with ctx:
+        tpu = compiler.interpret(module, inputs, all_tensors=True)
+    result.tpu_outputs = out_dir / f"{name}_tpu_outputs.npz"
+    np.savez(result.tpu_outputs, **tpu)
+    if test_reference is not None:
+        result.tpu_comparison = compare(tpu, load_npz(test_reference), tolerance=tolerance,
+                                        excepts=excepts)
+    cmodel = {**run.tensors, **run.outputs}
+    result.model_outputs = out_dir / f"{name}_model_outputs.npz"
+    np.savez(result.model_outputs, **cmodel)
+    # Without compare_all only the network outputs are checked.
+    wanted = set(cmodel) if compare_all else set(run.outputs)
+    reference = {k: v for k, v in tpu.items() if k in wanted}
+    result.model_comparison = compare(cmodel, reference, tolerance=tolerance,
+                                      excepts=excepts)
+    return result

@@ -1,0 +1,73 @@
+"""model_deploy.py: top.mlir → tpu.mlir → .bmodel for a quantize mode and chip.
+
+    model_deploy.py --mlir resnet18.mlir --quantize F32 --chip tpu_edge \\
+        --model resnet18_f32.bmodel --test_input in.npz \\
+        --test_reference resnet18_top_outputs.npz [--compare_all]
+
+Validates the Tpu interpreter against the reference and the cmodel against
+the Tpu interpreter, then prints simulated cycles, engine utilisation and the
+chip's roofline bound.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from ..compare import NpzError, Tolerance
+from ..compiler import CompileError
+from ..deploy import MODES, deploy
+from ..runtime import ChipError
+from ._report import print_comparison
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="model_deploy.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mlir", required=True, help="top.mlir from model_transform.py")
+    p.add_argument("--quantize", default="F32", type=str.upper,
+                   help=f"quantization mode ({', '.join(MODES)})")
+    p.add_argument("--chip", default="tpu_edge",
+                   help="chip name in chips/ or a target description path")
+    p.add_argument("--model", required=True, help="output .bmodel")
+    p.add_argument("--test_input", help=".npz (keys = input names) or .npy")
+    p.add_argument("--test_reference", help="reference tensors (.npz from model_transform)")
+    p.add_argument("--compare_all", action="store_true",
+                   help="compare every tensor of the cmodel, not only the outputs")
+    p.add_argument("--tolerance", type=Tolerance.parse, default=Tolerance(0.99, 0.99),
+                   help="minimum cosine,euclidean similarity (default 0.99,0.99)")
+    p.add_argument("--excepts", default="", help="comma-separated tensors not compared")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every tensor")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    excepts = tuple(n for n in args.excepts.split(",") if n)
+    try:
+        r = deploy(args.mlir, quantize=args.quantize, chip=args.chip,
+                   model_path=args.model, test_input=args.test_input,
+                   test_reference=args.test_reference, compare_all=args.compare_all,
+                   tolerance=args.tolerance, excepts=excepts)
+    except (CompileError, ChipError, NpzError, FileNotFoundError, ValueError) as e:
+        msg = str(e).strip().replace("\n", " | ")
+        print(f"model_deploy.py: error: {msg}", file=sys.stderr)
+        return 1
+    print(f"wrote {r.tpu_mlir}, {r.final_mlir} and {r.bmodel} ({r.compile_seconds:.2f} s)")
+    if r.tpu_comparison is not None:
+        print_comparison(r.tpu_comparison, "Tpu interpreter", "reference", args.verbose)
+    if r.model_comparison is not None:
+        print_comparison(r.model_comparison, "cmodel", "Tpu interpreter", args.verbose)
+    rl = r.roofline
+    print(f"cycles: {r.cycles} ({r.microseconds:.1f} us on {r.chip}); "
+          f"TIU {100 * r.tiu_utilization:.1f}% busy ({r.tiu_instructions} inst), "
+          f"GDMA {100 * r.gdma_utilization:.1f}% busy ({r.gdma_instructions} inst)")
+    print(f"roofline: {rl.cycles:.0f} cycles, {rl.bound}-bound ({rl.macs} MACs, "
+          f"{rl.ddr_bytes} DDR bytes); achieved {r.roofline_ratio:.2f}x the bound")
+    return 0 if r.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+// RUN: tpuc-opt %s -split-input-file -tpu-assign-address="chip=tpu_edge" -tpu-codegen="chip=tpu_edge" -verify-diagnostics
+// Codegen errors are diagnostics on the op, never aborts.
+
+func.func @reduce_gap(%arg0: tensor<2x3x4xf32>) -> tensor<1x3x1xf32> {
+  %x = "top.Input"(%arg0) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32> loc("x")
+  // expected-error @+1 {{codegen supports reducing adjacent axes only}}
+  %r = "tpu.Reduce"(%x) {mode = "sum", axes = [0, 2], keepdims = true} : (tensor<2x3x4xf32>) -> tensor<1x3x1xf32>
+  return %r : tensor<1x3x1xf32>
+}
+
+// -----
+
+func.func @gather_runtime_indices(%arg0: tensor<4x8xf32>, %arg1: tensor<3xf32>) -> tensor<3x8xf32> {
+  %x = "top.Input"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32> loc("x")
+  %i = "top.Input"(%arg1) : (tensor<3xf32>) -> tensor<3xf32> loc("i")
+  // expected-error @+1 {{codegen needs constant indices (top.Weight)}}
+  %g = "tpu.Gather"(%x, %i) {axis = 0 : i64} : (tensor<4x8xf32>, tensor<3xf32>) -> tensor<3x8xf32>
+  return %g : tensor<3x8xf32>
+}
+
+// -----
+
+func.func @int_tensors(%arg0: tensor<1x16xi32>) -> tensor<1x16xi32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16xi32>) -> tensor<1x16xi32> loc("x")
+  // expected-error @+1 {{codegen supports float tensors only (F32 mode)}}
+  %a = "tpu.Add"(%x, %x) : (tensor<1x16xi32>, tensor<1x16xi32>) -> tensor<1x16xi32>
+  return %a : tensor<1x16xi32>
+}
+
+// -----
+
+func.func @conv_activation_filter(%arg0: tensor<1x2x4x4xf32>, %arg1: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("x")
+  %w = "top.Input"(%arg1) : (tensor<2x2x1x1xf32>) -> tensor<2x2x1x1xf32> loc("w")
+  %n = "top.None"() : () -> none
+  // expected-error @+1 {{codegen needs a constant filter (top.Weight)}}
+  %c = "tpu.Conv"(%x, %w, %n) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, none) -> tensor<1x2x4x4xf32>
+  return %c : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @too_big(%arg0: tensor<1x5x100000xf32>) -> tensor<1x5x100000xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x5x100000xf32>) -> tensor<1x5x100000xf32> loc("x")
+  // expected-error @+1 {{does not fit local memory: the softmax axis has 100000 elements}}
+  %s = "tpu.Softmax"(%x) {axis = 2 : i64} : (tensor<1x5x100000xf32>) -> tensor<1x5x100000xf32>
+  return %s : tensor<1x5x100000xf32>
+}

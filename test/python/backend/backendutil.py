@@ -1,0 +1,122 @@
+"""Builds small Tpu modules by hand, compiles them to bmodels and checks the
+cmodel's tensors against the Tpu interpreter's."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tpuc import compiler
+from tpuc import runtime as rt
+
+CHIPS = ("tpu_edge", "tpu_pro")
+# Float32 on both sides; only summation order and libm calls differ.
+MIN_COSINE = 0.99999
+REL_TOL = 1e-4  # max |cmodel - interpreter| <= REL_TOL * max(1, max |ref|)
+
+
+def ttype(shape, elem="f32") -> str:
+    dims = "x".join(str(d) for d in shape)
+    return f"tensor<{dims}x{elem}>" if dims else f"tensor<{elem}>"
+
+
+class Net:
+    """A Tpu function under construction: inputs, weights and ops as text."""
+
+    def __init__(self):
+        self.args: list[tuple[str, np.ndarray]] = []
+        self.weights: dict[str, np.ndarray] = {}
+        self.lines: list[str] = []
+        self.types: dict[str, str] = {}
+        self._n = 0
+
+    def input(self, name: str, arr: np.ndarray) -> str:
+        arr = np.asarray(arr, np.float32)
+        i = len(self.args)
+        self.args.append((name, arr))
+        t = ttype(arr.shape)
+        self.lines.append(f'%{name} = "top.Input"(%arg{i}) : ({t}) -> {t} loc("{name}")')
+        self.types[f"%{name}"] = t
+        return f"%{name}"
+
+    def weight(self, name: str, arr) -> str:
+        arr = np.asarray(arr, np.float32)
+        self.weights[name] = arr
+        t = ttype(arr.shape)
+        self.lines.append(f'%{name} = "top.Weight"() : () -> {t} loc("{name}")')
+        self.types[f"%{name}"] = t
+        return f"%{name}"
+
+    def none(self) -> str:
+        if "%none" not in self.types:
+            self.lines.append('%none = "top.None"() : () -> none')
+            self.types["%none"] = "none"
+        return "%none"
+
+    def op(self, kind: str, operands, shape, attrs: str = "", name: str | None = None) -> str:
+        if name is None:
+            self._n += 1
+            name = f"{kind.split('.')[-1].lower()}{self._n}"
+        t = ttype(shape)
+        ins = ", ".join(operands)
+        in_types = ", ".join(self.types[o] for o in operands)
+        attr = f" {{{attrs}}}" if attrs else ""
+        self.lines.append(f'%{name} = "{kind}"({ins}){attr} : ({in_types}) -> {t} loc("{name}")')
+        self.types[f"%{name}"] = t
+        return f"%{name}"
+
+    def text(self, outputs, weight_file: str) -> str:
+        args = ", ".join(f"%arg{i}: {ttype(a.shape)}" for i, (_, a) in enumerate(self.args))
+        rtypes = ", ".join(self.types[o] for o in outputs)
+        body = "\n    ".join(self.lines)
+        return (f'module attributes {{top.weight_file = "{weight_file}"}} {{\n'
+                f"  func.func @main({args}) -> ({rtypes}) {{\n    {body}\n"
+                f"    return {', '.join(outputs)} : {rtypes}\n  }}\n}}\n")
+
+
+@dataclass
+class Outcome:
+    ref: dict
+    got: dict
+    stats: object
+    module: object
+
+
+def compile_and_run(net: Net, outputs, chip: str, tmp: Path) -> Outcome:
+    tmp = Path(tmp)
+    wfile = tmp / "weights.npz"
+    np.savez(wfile, **net.weights)
+    ctx = compiler.make_context()
+    with ctx:
+        m = compiler.parse_module(net.text(outputs, str(wfile)), ctx)
+        inputs = {n: a for n, a in net.args}
+        ref = compiler.interpret(m, inputs, all_tensors=True)
+        bm = tmp / f"net_{chip}.bmodel"
+        compiler.run_pipeline(m, f"tpu-assign-address{{chip={chip}}},"
+                                 f"tpu-codegen{{chip={chip} bmodel={bm}}}")
+    r = rt.Model(bm).run(inputs, dump_all_tensors=True)
+    got = {**r.tensors, **r.outputs}
+    return Outcome(ref, got, r.stats, m)
+
+
+def check(net: Net, outputs, chip: str, tmp: Path, rel_tol: float = REL_TOL) -> Outcome:
+    """Every named tensor of the cmodel matches the Tpu interpreter."""
+    o = compile_and_run(net, outputs, chip, tmp)
+    names = [n for n in o.ref if n in o.got]
+    assert names, "no tensor to compare"
+    for out in outputs:
+        assert out[1:] in o.got, f"output {out} missing from the cmodel run"
+    for n in names:
+        r = o.ref[n].astype(np.float64).ravel()
+        g = o.got[n].astype(np.float64).ravel()
+        assert r.shape == g.shape, n
+        assert np.isfinite(g).all() == np.isfinite(r).all(), n
+        diff = np.abs(g - r).max() if r.size else 0.0
+        scale = max(1.0, float(np.abs(r).max()) if r.size else 0.0)
+        assert diff <= rel_tol * scale, f"{n}: max abs diff {diff} (scale {scale}) on {chip}"
+        nr, ng = np.linalg.norm(r), np.linalg.norm(g)
+        if nr > 0 and ng > 0:
+            cos = float(r @ g / (nr * ng))
+            assert cos >= MIN_COSINE, f"{n}: cosine {cos} on {chip}"
+    return o
