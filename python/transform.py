@@ -30,6 +30,7 @@ TOP_PIPELINE = "top-shape-infer,canonicalize"
 class TransformResult:
     mlir: Path
     weight_file: Path
+    output_names: list[str]
     ref_outputs: Path | None = None
     top_outputs: Path | None = None
     comparison: CompareResult | None = None
@@ -78,7 +79,8 @@ def transform(model_name: str, model_def: str | Path, mlir: str | Path,
         # into Conv): the weight file keeps exactly what the module uses.
         compiler.save_weights(module, weight_file)
         compiler.save_module(module, mlir)
-    result = TransformResult(mlir=mlir, weight_file=weight_file)
+    result = TransformResult(mlir=mlir, weight_file=weight_file,
+                             output_names=imported.output_names)
     log.info("wrote %s and %s", mlir, weight_file)
 
     if test_input is not None:

@@ -18,7 +18,7 @@ from ..compare import NpzError, Tolerance
 from ..compiler import CompileError
 from ..deploy import MODES, deploy
 from ..runtime import ChipError
-from ._report import print_comparison
+from ._report import print_comparison, print_deploy_stats
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,12 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         print_comparison(r.tpu_comparison, "Tpu interpreter", "reference", args.verbose)
     if r.model_comparison is not None:
         print_comparison(r.model_comparison, "cmodel", "Tpu interpreter", args.verbose)
-    rl = r.roofline
-    print(f"cycles: {r.cycles} ({r.microseconds:.1f} us on {r.chip}); "
-          f"TIU {100 * r.tiu_utilization:.1f}% busy ({r.tiu_instructions} inst), "
-          f"GDMA {100 * r.gdma_utilization:.1f}% busy ({r.gdma_instructions} inst)")
-    print(f"roofline: {rl.cycles:.0f} cycles, {rl.bound}-bound ({rl.macs} MACs, "
-          f"{rl.ddr_bytes} DDR bytes); achieved {r.roofline_ratio:.2f}x the bound")
+    print_deploy_stats(r)
     return 0 if r.passed else 1
 
 
