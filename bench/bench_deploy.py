@@ -13,9 +13,7 @@ max(MACs / peak MACs per cycle, weight + input + output bytes / DDR bytes per cy
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,14 +25,7 @@ from tpuc.frontend.onnx_reference import make_test_inputs
 from tpuc.testing import zoo
 from tpuc.transform import transform
 
-
-def best_of(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), statistics.median(times)
+from _timing import best_of
 
 
 def main() -> None:

@@ -7,6 +7,7 @@
 // is defined. Inputs and outputs live for the whole program.
 //
 //===----------------------------------------------------------------------===//
+#include "tpuc/Support/Module.h"
 #include "tpuc/Backend/Codegen.h"
 #include "tpuc/Backend/CodegenInterface.h"
 #include "tpuc/Backend/Passes.h"
@@ -29,17 +30,6 @@ using namespace tpuc;
 using namespace tpuc::backend;
 
 namespace {
-
-func::FuncOp entryFunction(ModuleOp module) {
-  func::FuncOp only;
-  unsigned count = 0;
-  for (auto f : module.getOps<func::FuncOp>()) {
-    if (f.getName() == "main")
-      return f;
-    only = f, ++count;
-  }
-  return count == 1 ? only : func::FuncOp();
-}
 
 uint64_t alignTo(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -73,7 +63,7 @@ struct AssignAddressPass
                          << alignment;
       return signalPassFailure();
     }
-    func::FuncOp func = entryFunction(module);
+    func::FuncOp func = getEntryFunction(module);
     if (!func) {
       module.emitError() << "module has no 'main' function";
       return signalPassFailure();

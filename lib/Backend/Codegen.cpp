@@ -6,6 +6,7 @@
 // outputs and one named tensor per op result go into the bmodel.
 //
 //===----------------------------------------------------------------------===//
+#include "tpuc/Support/Module.h"
 #include "tpuc/Backend/Codegen.h"
 #include "tpuc/Backend/CodegenInterface.h"
 #include "tpuc/Backend/Passes.h"
@@ -32,17 +33,6 @@ using namespace tpuc::backend;
 using chip::DType;
 
 namespace {
-
-func::FuncOp entryFunction(ModuleOp module) {
-  func::FuncOp only;
-  unsigned count = 0;
-  for (auto f : module.getOps<func::FuncOp>()) {
-    if (f.getName() == "main")
-      return f;
-    only = f, ++count;
-  }
-  return count == 1 ? only : func::FuncOp();
-}
 
 /// Stores `data` as `t` at `out` (float formats round to nearest even,
 /// integers round half away from zero and saturate).
@@ -112,7 +102,7 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
     chip::Status st = loadChip(chip, bm.target);
     if (!st.ok())
       return module.emitError() << st.message();
-    func::FuncOp func = entryFunction(module);
+    func::FuncOp func = getEntryFunction(module);
     if (!func)
       return module.emitError() << "module has no 'main' function";
     auto attr = [&](StringRef name) -> std::optional<uint64_t> {

@@ -1,5 +1,6 @@
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Interfaces/InferenceInterface.h"
+#include "tpuc/Support/Module.h"
 #include "tpuc/Support/OpHelpers.h"
 #include "tpuc/Support/WeightStore.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,22 +17,11 @@ llvm::Error err(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-func::FuncOp entryFunction(ModuleOp module) {
-  func::FuncOp only;
-  unsigned count = 0;
-  for (auto f : module.getOps<func::FuncOp>()) {
-    if (f.getName() == "main")
-      return f;
-    only = f, ++count;
-  }
-  return count == 1 ? only : func::FuncOp();
-}
-
 } // namespace
 
 llvm::Expected<TensorList> interpret(ModuleOp module, const TensorList &inputs,
                                      bool allTensors) {
-  func::FuncOp func = entryFunction(module);
+  func::FuncOp func = getEntryFunction(module);
   if (!func)
     return err("module has no 'main' function");
   // Diagnostics from ops become the returned error's text.

@@ -13,7 +13,6 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ..mlir import ir
 from ..mlir.dialects import top
 
 CONVERTERS: dict[str, Callable] = {}

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..compare import compare, load_npz
 from ..deploy import deploy
 from ..transform import transform
-from ._report import print_comparison, print_deploy_stats
+from ._cli import print_comparison, print_deploy_stats
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,14 +11,13 @@ chip's roofline bound.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
-from ..compare import NpzError, Tolerance
+from ..compare import NpzError
 from ..compiler import CompileError
 from ..deploy import MODES, deploy
 from ..runtime import ChipError
-from ._report import print_comparison, print_deploy_stats
+from ._cli import add_compare_args, print_comparison, print_deploy_stats, setup_logging
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,23 +33,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test_reference", help="reference tensors (.npz from model_transform)")
     p.add_argument("--compare_all", action="store_true",
                    help="compare every tensor of the cmodel, not only the outputs")
-    p.add_argument("--tolerance", type=Tolerance.parse, default=Tolerance(0.99, 0.99),
-                   help="minimum cosine,euclidean similarity (default 0.99,0.99)")
-    p.add_argument("--excepts", default="", help="comma-separated tensors not compared")
-    p.add_argument("-v", "--verbose", action="store_true", help="print every tensor")
+    add_compare_args(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
-    excepts = tuple(n for n in args.excepts.split(",") if n)
+    setup_logging(args.verbose)
     try:
         r = deploy(args.mlir, quantize=args.quantize, chip=args.chip,
                    model_path=args.model, test_input=args.test_input,
                    test_reference=args.test_reference, compare_all=args.compare_all,
-                   tolerance=args.tolerance, excepts=excepts)
+                   tolerance=args.tolerance, excepts=tuple(args.excepts))
     except (CompileError, ChipError, NpzError, FileNotFoundError, ValueError) as e:
         msg = str(e).strip().replace("\n", " | ")
         print(f"model_deploy.py: error: {msg}", file=sys.stderr)

@@ -3,14 +3,12 @@ from __future__ import annotations
 
 import argparse
 import ast
-import logging
 import sys
 
-from ..compare import Tolerance
 from ..compiler import CompileError
 from ..frontend.errors import FrontendError
 from ..transform import transform
-from ._report import print_comparison
+from ._cli import add_compare_args, names_list, print_comparison, setup_logging
 
 
 def _shapes(text: str) -> list[list[int]]:
@@ -26,10 +24,6 @@ def _shapes(text: str) -> list[list[int]]:
     return value
 
 
-def _names(text: str) -> list[str]:
-    return [n for n in text.split(",") if n]
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="model_transform.py", description=__doc__)
     p.add_argument("--model_name", required=True, help="name used for output files")
@@ -38,18 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test_input", help=".npz (keys = input names) or .npy")
     p.add_argument("--test_result", help="write the Top interpreter's tensors here")
     p.add_argument("--mlir", required=True, help="output top.mlir")
-    p.add_argument("--output_names", type=_names, help="comma-separated outputs")
-    p.add_argument("--excepts", type=_names, default=[], help="tensors not compared")
-    p.add_argument("--tolerance", type=Tolerance.parse, default=Tolerance(0.99, 0.99),
-                   help="minimum cosine,euclidean similarity (default 0.99,0.99)")
-    p.add_argument("-v", "--verbose", action="store_true", help="print every tensor")
+    p.add_argument("--output_names", type=names_list, help="comma-separated outputs")
+    add_compare_args(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    setup_logging(args.verbose)
     try:
         result = transform(args.model_name, args.model_def, args.mlir,
                            input_shapes=args.input_shapes, test_input=args.test_input,

@@ -1,8 +1,6 @@
 """tpuc.frontend.onnx_reference: every intermediate tensor, by name, in order, with numpy/torch references."""
 
 import logging
-import sys
-from pathlib import Path
 
 import numpy as np
 import onnx

@@ -5,8 +5,6 @@ float32 math in a different runtime); onnx.helper models vs a numpy
 re-implementation, 1e-5 absolute.
 """
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import onnx

@@ -2,7 +2,6 @@
 import json
 import math
 
-import numpy as np
 import pytest
 
 from tpuc import runtime as rt

@@ -6,7 +6,6 @@ interpreter, and compares with onnxruntime running the matching one-node ONNX
 model, or with numpy/torch where ONNX has no matching op.
 """
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
 import torch

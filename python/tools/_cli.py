@@ -1,8 +1,29 @@
-"""Printing shared by the CLIs: the layer-wise comparison table."""
+"""Pieces shared by the CLIs: common flags, logging, and the printed reports."""
 from __future__ import annotations
 
-from ..compare import CompareResult
+import argparse
+import logging
+
+from ..compare import CompareResult, Tolerance
 from .npz_tool import format_table
+
+
+def names_list(text: str) -> list[str]:
+    return [n for n in text.split(",") if n]
+
+
+def add_compare_args(p: argparse.ArgumentParser) -> None:
+    """--tolerance, --excepts and -v, as every stage-comparing tool has them."""
+    p.add_argument("--tolerance", type=Tolerance.parse, default=Tolerance(0.99, 0.99),
+                   help="minimum cosine,euclidean similarity (default 0.99,0.99)")
+    p.add_argument("--excepts", type=names_list, default=[],
+                   help="comma-separated tensors not compared")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every tensor")
+
+
+def setup_logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
 
 
 def print_comparison(result: CompareResult, target: str, reference: str,
