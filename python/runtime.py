@@ -21,7 +21,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -35,7 +35,7 @@ __all__ = [
     "make_conv", "make_matmul", "make_binary", "make_binary_scalar",
     "make_pool", "make_reduce", "make_active", "make_lut", "make_cast",
     "make_requant", "make_requant_per_channel", "make_dma_move",
-    "make_dma_fill", "load_target", "chip_path", "read_bmodel",
+    "make_dma_fill", "make_dma_gather", "load_target", "chip_path", "read_bmodel",
     "write_bmodel", "serialize_bmodel", "parse_bmodel", "build_bmodel",
     "numpy_dtype", "chip_dtype", "parse_target", "dtype_name", "TensorSpec", "CycleStats", "RunResult",
     "Model", "run_bmodel",
@@ -79,6 +79,7 @@ make_requant = _rt.make_requant
 make_requant_per_channel = _rt.make_requant_per_channel
 make_dma_move = _rt.make_dma_move
 make_dma_fill = _rt.make_dma_fill
+make_dma_gather = _rt.make_dma_gather
 read_bmodel = _rt.read_bmodel
 write_bmodel = _rt.write_bmodel
 serialize_bmodel = _rt.serialize_bmodel

@@ -195,6 +195,25 @@ uint64_t instructionCycles(const Instruction &inst, const Target &t,
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
   if (bank_conflict)
     *bank_conflict = false;
+  if (inst.op == Opcode::DmaGather) {
+    // As dma_move, plus reading the indices. Gathered source rows are
+    // contiguous only inside the gather axis: a zero stride there keeps
+    // the burst runs from merging across it.
+    uint64_t elems = d.numElements(), es = dtypeSize(d.dtype);
+    Operand rows = a;
+    for (int k = 0; k < 4; ++k)
+      rows.shape[k] = d.shape[k];
+    rows.stride[inst.iparam[gather_param::Axis] & 3] = 0;
+    uint64_t bytes = elems * es, idxBytes = b.numElements() * dtypeSize(b.dtype);
+    uint64_t eff = std::max(bytes, ddrEffectiveBytes(rows, elems, t.ddr_burst_bytes));
+    if (d.space == Space::DDR)
+      eff = std::max(eff, ddrEffectiveBytes(d, elems, t.ddr_burst_bytes));
+    eff += std::max(idxBytes, ddrEffectiveBytes(b, b.numElements(), t.ddr_burst_bytes));
+    if (work)
+      *work = bytes + idxBytes;
+    return t.gdma_issue_cycles + t.ddr_latency_cycles +
+           static_cast<uint64_t>(std::ceil(double(eff) / t.ddr_bytes_per_cycle));
+  }
   if (inst.engine == Engine::GDMA) {
     uint64_t elems = d.numElements();
     bool ddr = d.space == Space::DDR || (a.valid() && a.space == Space::DDR);
@@ -473,6 +492,45 @@ Status CModel::compute(const Instruction &inst, Pending &p) {
     } else {
       m.forEach(a, d.shape, [&](uint64_t i, const uint8_t *q) { out.i(i, loadI(q, a.dtype)); });
     }
+    return Status::OK();
+  }
+  case Opcode::DmaGather: {
+    const int axis = inst.iparam[gather_param::Axis];
+    const int64_t dim = a.shape[axis];
+    // Resolve every index before moving anything: a bad one stops the
+    // instruction with nothing written.
+    std::vector<uint64_t> rows(b.numElements());
+    std::vector<double> vals(rows.size());
+    m.forEach(b, b.shape, [&](uint64_t i, const uint8_t *q) {
+      vals[i] = b.dtype == DType::F32 ? double(loadF(q, b.dtype)) : double(loadI(q, b.dtype));
+    });
+    for (size_t i = 0; i < vals.size(); ++i) {
+      double v = vals[i];
+      bool integral = std::isfinite(v) && std::trunc(v) == v;
+      if (!integral || v < -double(dim) || v >= double(dim)) {
+        char text[48];
+        if (integral && std::fabs(v) < 9.0e15)
+          std::snprintf(text, sizeof(text), "%lld", (long long)v);
+        else
+          std::snprintf(text, sizeof(text), "%.9g", v);
+        return Status::error(
+            std::string("src1: index ") + text + " at position " + std::to_string(i) +
+            (integral ? " is outside [" + std::to_string(-dim) + ", " + std::to_string(dim) +
+                            ") for axis " + std::to_string(axis)
+                      : std::string(" is not an integer")));
+      }
+      rows[i] = uint64_t(v < 0 ? int64_t(v) + dim : int64_t(v));
+    }
+    size_t es = dtypeSize(d.dtype);
+    uint64_t i = 0, co[4];
+    for (co[0] = 0; co[0] < d.shape[0]; ++co[0])
+      for (co[1] = 0; co[1] < d.shape[1]; ++co[1])
+        for (co[2] = 0; co[2] < d.shape[2]; ++co[2])
+          for (co[3] = 0; co[3] < d.shape[3]; ++co[3], ++i) {
+            uint64_t s[4] = {co[0], co[1], co[2], co[3]};
+            s[axis] = rows[co[axis]];
+            std::memcpy(&p.data[i * es], m.at(a, s[0], s[1], s[2], s[3]), es);
+          }
     return Status::OK();
   }
   case Opcode::DmaFill:

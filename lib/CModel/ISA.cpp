@@ -11,11 +11,13 @@ namespace chip {
 // --- Names -------------------------------------------------------------------
 
 Engine engineOf(Opcode op) {
-  return (op == Opcode::DmaMove || op == Opcode::DmaFill) ? Engine::GDMA
-                                                          : Engine::TIU;
+  return (op == Opcode::DmaMove || op == Opcode::DmaFill ||
+          op == Opcode::DmaGather)
+             ? Engine::GDMA
+             : Engine::TIU;
 }
 
-bool isValidOpcode(uint8_t v) { return v == 1 || v == 2 || (v >= 16 && v <= 24); }
+bool isValidOpcode(uint8_t v) { return (v >= 1 && v <= 3) || (v >= 16 && v <= 24); }
 
 const char *opcodeName(Opcode op) {
   switch (op) {
@@ -23,6 +25,8 @@ const char *opcodeName(Opcode op) {
     return "dma_move";
   case Opcode::DmaFill:
     return "dma_fill";
+  case Opcode::DmaGather:
+    return "dma_gather";
   case Opcode::Conv:
     return "conv";
   case Opcode::MatMul:
@@ -315,6 +319,16 @@ Instruction makeDmaFill(const Operand &dst, double value) {
   i.dst = dst;
   i.fparam[0] = static_cast<float>(value);
   i.iparam[0] = static_cast<int32_t>(roundToInt(value, RoundMode::HalfAwayFromZero, DType::INT32));
+  return i;
+}
+
+Instruction makeDmaGather(const Operand &dst, const Operand &src,
+                          const Operand &index, int axis) {
+  Instruction i = base(Opcode::DmaGather);
+  i.dst = dst;
+  i.src[0] = src;
+  i.src[1] = index;
+  i.iparam[gather_param::Axis] = axis;
   return i;
 }
 
@@ -613,6 +627,8 @@ public:
       TPUC_RETURN_IF_ERROR(unused(a, "src0"));
       TPUC_RETURN_IF_ERROR(unused(b, "src1"));
       return unused(c, "src2");
+    case Opcode::DmaGather:
+      return gather();
     case Opcode::Conv:
       return conv();
     case Opcode::MatMul:
@@ -791,6 +807,36 @@ public:
       return fail("dst", "shapes " + shapeStr(l) + " x " + shapeStr(r) + " -> " +
                              shapeStr(o) + " are inconsistent");
     return kindsMac(o, l, r, &b);
+  }
+
+  Status gather() const {
+    const Operand &d = i_.dst, &src = i_.src[0], &idx = i_.src[1];
+    TPUC_RETURN_IF_ERROR(operand(src, "src0", false));
+    TPUC_RETURN_IF_ERROR(operand(idx, "src1", false));
+    TPUC_RETURN_IF_ERROR(unused(i_.src[2], "src2"));
+    // The row addresses depend on data, which only the DDR side computes.
+    if (src.space != Space::DDR)
+      return fail("src0", "gather source must be in DDR");
+    if (idx.space != Space::DDR)
+      return fail("src1", "gather indices must be in DDR");
+    if (idx.dtype != DType::F32 && idx.dtype != DType::INT32)
+      return fail("src1", std::string("gather indices must be f32 or int32, not ") +
+                              dtypeName(idx.dtype));
+    if (src.dtype != d.dtype)
+      return fail("dst", std::string("dtype ") + dtypeName(d.dtype) +
+                             " must equal the source dtype " + dtypeName(src.dtype));
+    int axis = i_.iparam[gather_param::Axis];
+    if (axis < 0 || axis > 3)
+      return fail("iparam[0] (axis)", "axis must be 0..3, not " + std::to_string(axis));
+    for (int k = 0; k < 4; ++k)
+      if (k != axis && d.shape[k] != src.shape[k])
+        return fail("dst", "shape " + shapeStr(d) + " must equal the source shape " +
+                               shapeStr(src) + " except along axis " + std::to_string(axis));
+    if (idx.numElements() != d.shape[axis])
+      return fail("src1", "shape " + shapeStr(idx) + " must hold " +
+                              std::to_string(d.shape[axis]) + " indices (dst dim " +
+                              std::to_string(axis) + ")");
+    return Status::OK();
   }
 
   Status pool() const {

@@ -10,11 +10,12 @@ func.func @reduce_gap(%arg0: tensor<2x3x4xf32>) -> tensor<1x3x1xf32> {
 
 // -----
 
-func.func @gather_runtime_indices(%arg0: tensor<4x8xf32>, %arg1: tensor<3xf32>) -> tensor<3x8xf32> {
+// dma_gather reads f32 or int32 indices only.
+func.func @gather_runtime_i8_indices(%arg0: tensor<4x8xf32>, %arg1: tensor<3xi8>) -> tensor<3x8xf32> {
   %x = "top.Input"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32> loc("x")
-  %i = "top.Input"(%arg1) : (tensor<3xf32>) -> tensor<3xf32> loc("i")
-  // expected-error @+1 {{codegen needs constant indices (top.Weight)}}
-  %g = "tpu.Gather"(%x, %i) {axis = 0 : i64} : (tensor<4x8xf32>, tensor<3xf32>) -> tensor<3x8xf32>
+  %i = "top.Input"(%arg1) : (tensor<3xi8>) -> tensor<3xi8> loc("i")
+  // expected-error @+1 {{run-time gather indices must be f32 or i32, got 'tensor<3xi8>'}}
+  %g = "tpu.Gather"(%x, %i) {axis = 0 : i64} : (tensor<4x8xf32>, tensor<3xi8>) -> tensor<3x8xf32>
   return %g : tensor<3x8xf32>
 }
 

@@ -45,17 +45,18 @@ enum class Space : uint8_t { None = 0, DDR = 1, LMEM = 2 };
 
 // Values are part of the binary encoding: never renumber.
 enum class Opcode : uint8_t {
-  DmaMove = 1, // GDMA: dst <- convert(src), src may broadcast dims of 1
-  DmaFill = 2, // GDMA: dst <- constant
-  Conv = 16,   // TIU: 2-D convolution (groups, dilation, pads)
-  MatMul = 17, // TIU: batched matmul, optional bias / accumulate
-  Binary = 18, // TIU: elementwise a (op) b with broadcast, or a (op) scalar
-  Pool = 19,   // TIU: max / average pooling
-  Reduce = 20, // TIU: sum / mean / max / min along one axis
-  Active = 21, // TIU: activation function (SFU)
-  Lut = 22,    // TIU: 256-entry table lookup indexed by an 8-bit tensor
-  Cast = 23,   // TIU: dtype conversion with rounding and saturation
-  Requant = 24 // TIU: INT32 -> INT8/UINT8 by multiplier, shift, zero point
+  DmaMove = 1,   // GDMA: dst <- convert(src), src may broadcast dims of 1
+  DmaFill = 2,   // GDMA: dst <- constant
+  DmaGather = 3, // GDMA: dst <- src0 slices along an axis, picked by src1
+  Conv = 16,     // TIU: 2-D convolution (groups, dilation, pads)
+  MatMul = 17,   // TIU: batched matmul, optional bias / accumulate
+  Binary = 18,   // TIU: elementwise a (op) b with broadcast, or a (op) scalar
+  Pool = 19,     // TIU: max / average pooling
+  Reduce = 20,   // TIU: sum / mean / max / min along one axis
+  Active = 21,   // TIU: activation function (SFU)
+  Lut = 22,      // TIU: 256-entry table lookup indexed by an 8-bit tensor
+  Cast = 23,     // TIU: dtype conversion with rounding and saturation
+  Requant = 24   // TIU: INT32 -> INT8/UINT8 by multiplier, shift, zero point
 };
 
 enum class BinaryOp : uint8_t { Add = 0, Sub = 1, Mul = 2, Div = 3, Max = 4, Min = 5 };
@@ -153,6 +154,9 @@ enum { KH, KW, StrideH, StrideW, PadTop, PadBottom, PadLeft, PadRight, Round };
 namespace requant_param {
 enum { Multiplier, Shift, ZeroPoint, Round };
 }
+namespace gather_param {
+enum { Axis };
+}
 
 // --- Builders: one per instruction kind -------------------------------------
 // These fill opcode, engine, operands and parameters; ids are assigned by
@@ -205,6 +209,13 @@ Instruction makeRequantPerChannel(const Operand &out, const Operand &in,
 Instruction makeDmaMove(const Operand &dst, const Operand &src,
                         RoundMode round = RoundMode::HalfToEven);
 Instruction makeDmaFill(const Operand &dst, double value);
+/// dst[.., i, ..] = src[.., index[i], ..] along `axis` (0..3): src (DDR) and
+/// dst (DDR or LMEM) agree on every other dim and share a dtype; index (DDR,
+/// F32 with integral values or INT32) holds dst.shape[axis] elements read in
+/// NCHW order. An index in [-dim, 0) counts from the end; anything else
+/// outside [0, dim), or a non-integral F32, is a runtime error.
+Instruction makeDmaGather(const Operand &dst, const Operand &src,
+                          const Operand &index, int axis);
 
 /// Assigns ids and waits while a backend emits the two streams.
 ///   uint32_t g = b.gdma(makeDmaMove(...));          // returns GDMA id

@@ -3,6 +3,7 @@
 // Data movement is strided GDMA moves DDR to DDR: a view of the source with
 // permuted / stepped / broadcast strides copied into a view of the result.
 // CodegenContext::copy merges contiguous dims and loops over extra ones.
+// A Gather whose indices exist only at run time uses dma_gather instead.
 //
 //===----------------------------------------------------------------------===//
 #include "Common.h"
@@ -191,6 +192,40 @@ struct UpsampleModel
   }
 };
 
+/// Gather with indices known only at run time: DmaGather reads them from DDR
+/// and moves the selected rows DDR to DDR, in pieces that respect the
+/// operand limits. Viewed as [1, outer, dim, inner] gathered along H.
+LogicalResult emitRuntimeGather(CodegenContext &ctx, const Tensor &in,
+                                const Tensor &out, const Tensor &idx,
+                                int64_t outer, int64_t dim, int64_t inner) {
+  int64_t n = idx.numElements(), es = dtypeSize(in.dtype),
+          ies = dtypeSize(idx.dtype);
+  if (dim * inner > INT32_MAX || n * inner > INT32_MAX)
+    return ctx.error() << "gather rows of " << dim * inner
+                       << " elements exceed the GDMA stride range";
+  int64_t maxDim = kMaxDim, maxElems = kMaxElements;
+  int64_t nc = std::min(n, maxDim);
+  int64_t wc = std::min({inner, maxDim, maxElems / std::max(dim, nc)});
+  int64_t oc = std::min(
+      {outer, maxDim, maxElems / (std::max(dim, nc) * wc)});
+  for (int64_t o = 0; o < outer; o += oc)
+    for (int64_t i = 0; i < n; i += nc)
+      for (int64_t w = 0; w < inner; w += wc) {
+        int64_t so = std::min(oc, outer - o), si = std::min(nc, n - i),
+                sw = std::min(wc, inner - w);
+        Operand src = ddrOperand(in.addr + (o * dim * inner + w) * es,
+                                 {1, so, dim, sw}, {0, dim * inner, inner, 1},
+                                 in.dtype);
+        Operand dst =
+            ddrOperand(out.addr + ((o * n + i) * inner + w) * es,
+                       {1, so, si, sw}, {0, n * inner, inner, 1}, out.dtype);
+        Operand index = ddrTensor(idx.addr + i * ies, 1, 1, 1, uint32_t(si),
+                                  idx.dtype);
+        ctx.gdmaDdr(makeDmaGather(dst, src, index, /*axis=*/2));
+      }
+  return success();
+}
+
 struct GatherModel
     : public CodegenInterface::ExternalModel<GatherModel, tpu::GatherOp> {
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
@@ -199,26 +234,38 @@ struct GatherModel
       return failure();
     auto &[in, out] = *io;
     auto gather = cast<tpu::GatherOp>(op);
-    if (!gather.getIndices().getDefiningOp<top::WeightOp>())
-      return ctx.error() << "codegen needs constant indices (top.Weight)";
-    auto idx = ctx.constant(gather.getIndices());
-    if (failed(idx))
-      return failure();
     int64_t axis = gather.getAxis(), dim = in.shape[axis];
     ArrayRef<int64_t> shape = in.shape;
     int64_t outer = numElements(shape.take_front(axis)),
             inner = numElements(shape.drop_front(axis + 1));
+    if (out.numElements() == 0)
+      return success();
+    if (!gather.getIndices().getDefiningOp<top::WeightOp>()) {
+      auto idx = getTensor(ctx, gather.getIndices());
+      if (failed(idx))
+        return failure();
+      if (idx->dtype != DType::F32 && idx->dtype != DType::INT32)
+        return ctx.error() << "run-time gather indices must be f32 or i32, got "
+                           << gather.getIndices().getType();
+      return emitRuntimeGather(ctx, in, out, *idx, outer, dim, inner);
+    }
+    auto idx = ctx.constant(gather.getIndices());
+    if (failed(idx))
+      return failure();
     int64_t n = int64_t(idx->size()), es = dtypeSize(in.dtype);
+    SmallVector<int64_t> rows(n);
     for (int64_t i = 0; i < n; ++i) {
       float v = (*idx)[i];
-      if (v != std::trunc(v) || v < 0 || v >= dim)
+      if (v != std::trunc(v) || v < -dim || v >= dim)
         return ctx.error() << "index " << v << " (at position " << i
-                           << ") is not an integer in [0, " << dim << ")";
+                           << ") is not an integer in [" << -dim << ", " << dim
+                           << ")";
+      rows[i] = v < 0 ? int64_t(v) + dim : int64_t(v);
     }
     // Runs of consecutive indices move as one block.
     for (int64_t i = 0; i < n;) {
-      int64_t first = int64_t((*idx)[i]), len = 1;
-      while (i + len < n && int64_t((*idx)[i + len]) == first + len)
+      int64_t first = rows[i], len = 1;
+      while (i + len < n && rows[i + len] == first + len)
         ++len;
       DdrView dst, src;
       dst.dtype = src.dtype = in.dtype;

@@ -81,8 +81,9 @@ struct LowerGather : OpConversionPattern<top::GatherOp> {
     auto in = getShape(op.getInput());
     int64_t axis = normalizeAxis(op.getAxis(), in.size()), dim = in[axis];
     Value indices = adaptor.getIndices();
-    // Constant indices are checked and wrapped now; the chip takes
-    // non-negative ones. Computed indices must already be non-negative.
+    // Constant indices are checked and wrapped now, so codegen can merge
+    // runs of them into plain moves. Run-time indices stay as they are:
+    // tpu.Gather and the chip's dma_gather wrap negative ones themselves.
     if (auto w = indices.getDefiningOp<top::WeightOp>()) {
       auto data = w.read();
       if (failed(data))

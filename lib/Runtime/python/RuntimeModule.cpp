@@ -124,6 +124,7 @@ PYBIND11_MODULE(_runtime, m) {
   py::enum_<Opcode>(m, "Opcode")
       .value("DMA_MOVE", Opcode::DmaMove)
       .value("DMA_FILL", Opcode::DmaFill)
+      .value("DMA_GATHER", Opcode::DmaGather)
       .value("CONV", Opcode::Conv)
       .value("MATMUL", Opcode::MatMul)
       .value("BINARY", Opcode::Binary)
@@ -347,6 +348,8 @@ PYBIND11_MODULE(_runtime, m) {
         py::arg("params"), py::arg("zero_point") = 0, py::arg("round") = RoundMode::HalfAwayFromZero);
   m.def("make_dma_move", &makeDmaMove, py::arg("dst"), py::arg("src"), py::arg("round") = RoundMode::HalfToEven);
   m.def("make_dma_fill", &makeDmaFill, py::arg("dst"), py::arg("value"));
+  m.def("make_dma_gather", &makeDmaGather, py::arg("dst"), py::arg("src"), py::arg("index"),
+        py::arg("axis"));
 
   py::class_<StreamBuilder>(m, "StreamBuilder")
       .def(py::init<>())

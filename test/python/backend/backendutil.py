@@ -31,11 +31,11 @@ class Net:
         self.types: dict[str, str] = {}
         self._n = 0
 
-    def input(self, name: str, arr: np.ndarray) -> str:
-        arr = np.asarray(arr, np.float32)
+    def input(self, name: str, arr: np.ndarray, elem: str = "f32") -> str:
+        arr = np.asarray(arr, {"f32": np.float32, "i32": np.int32}[elem])
         i = len(self.args)
         self.args.append((name, arr))
-        t = ttype(arr.shape)
+        t = ttype(arr.shape, elem)
         self.lines.append(f'%{name} = "top.Input"(%arg{i}) : ({t}) -> {t} loc("{name}")')
         self.types[f"%{name}"] = t
         return f"%{name}"
@@ -67,7 +67,7 @@ class Net:
         return f"%{name}"
 
     def text(self, outputs, weight_file: str) -> str:
-        args = ", ".join(f"%arg{i}: {ttype(a.shape)}" for i, (_, a) in enumerate(self.args))
+        args = ", ".join(f"%arg{i}: {self.types['%' + n]}" for i, (n, _) in enumerate(self.args))
         rtypes = ", ".join(self.types[o] for o in outputs)
         body = "\n    ".join(self.lines)
         return (f'module attributes {{top.weight_file = "{weight_file}"}} {{\n'

@@ -265,6 +265,27 @@ def test_data_movement(chip, rng, tmp_path):
     check(net, [e, p1, p2, p3, s1, c, c2, pc, pr, pe, up, g], chip, tmp_path)
 
 
+def test_gather_runtime_indices(chip, rng, tmp_path):
+    """Indices from network inputs (f32 and i32) and computed on the chip
+    move with dma_gather; negative ones count from the end."""
+    net = Net()
+    x = net.input("x", rng.standard_normal((2, 9, 3, 5)))
+    i = net.input("i", np.array([[3, -9], [8, -1], [0, 0]]))
+    g = net.op("tpu.Gather", [x, i], (2, 3, 2, 3, 5), "axis = 1 : i64", "gather")
+    k = net.input("k", np.array([4, -5, 2, 2], np.int32), elem="i32")
+    gw = net.op("tpu.Gather", [x, k], (2, 9, 3, 4), "axis = 3 : i64", "gather_w")
+    m = net.input("m", np.array([1, -1, 0]))
+    j = net.op("tpu.Add", [m, m], (3,), "", "twice")  # [2, -2, 0], written by a store
+    gh = net.op("tpu.Gather", [gw, j], (2, 9, 3, 4), "axis = 2 : i64", "gather_h")
+    ci = net.weight("ci", np.array([1, -2]))
+    gc = net.op("tpu.Gather", [x, ci], (2, 2, 3, 5), "axis = 1 : i64", "gather_const")
+    o = check(net, [g, gh, gc], chip, tmp_path)
+    xv = net.args[0][1]
+    assert np.array_equal(o.got["gather"], xv[:, [[3, 0], [8, 8], [0, 0]]])
+    assert np.array_equal(o.got["gather_h"], xv[:, :, [2, 1, 0]][..., [4, 0, 2, 2]])
+    assert np.array_equal(o.got["gather_const"], xv[:, [1, 7]])
+
+
 def test_upsample_large(chip, rng, tmp_path):
     net = Net()
     x = net.input("x", rng.standard_normal((1, 37, 64, 65)))

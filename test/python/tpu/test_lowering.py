@@ -191,20 +191,33 @@ func.func @main(%arg0: tensor<1x4x6x6xf32>, %arg1: tensor<3xf32>) -> (tensor<*xf
     assert tpu["slice"].shape == (1, 4, 3, 3)
 
 
-def test_tpu_gather_rejects_negative_runtime_index():
-    text = """
-func.func @main(%arg0: tensor<2x4xf32>, %arg1: tensor<2xf32>) -> tensor<*xf32> {
+_RUNTIME_GATHER = """
+func.func @main(%arg0: tensor<2x4xf32>, %arg1: tensor<3xf32>) -> tensor<*xf32> {
   %x = "top.Input"(%arg0) : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("x")
-  %i = "top.Input"(%arg1) : (tensor<2xf32>) -> tensor<2xf32> loc("i")
-  %0 = "top.Gather"(%x, %i) {axis = 1} : (tensor<2x4xf32>, tensor<2xf32>) -> tensor<*xf32> loc("gather")
+  %i = "top.Input"(%arg1) : (tensor<3xf32>) -> tensor<3xf32> loc("i")
+  %0 = "top.Gather"(%x, %i) {axis = 1} : (tensor<2x4xf32>, tensor<3xf32>) -> tensor<*xf32> loc("gather")
   return %0 : tensor<*xf32>
 }
 """
+
+
+def test_tpu_gather_wraps_negative_runtime_index():
     ctx = compiler.make_context()
-    module = compiler.parse_module(text, ctx)
+    module = compiler.parse_module(_RUNTIME_GATHER, ctx)
     compiler.run_pipeline(module, "top-shape-infer,convert-top-to-tpu")
-    inputs = {"x": _rand(2, 4), "i": np.array([1, -1], np.float32)}
-    with pytest.raises(compiler.CompileError, match=r"index -1 .* not an integer in \[0, 4\)"):
+    x = _rand(2, 4)
+    out = compiler.interpret(module, {"x": x, "i": np.array([1, -1, -4], np.float32)})
+    np.testing.assert_array_equal(out["gather"], x[:, [1, 3, 0]])
+
+
+@pytest.mark.parametrize("bad,text", [(-5, "index -5"), (4, "index 4"), (1.5, r"index 1\.50*e\+00")])
+def test_tpu_gather_rejects_bad_runtime_index(bad, text):
+    ctx = compiler.make_context()
+    module = compiler.parse_module(_RUNTIME_GATHER, ctx)
+    compiler.run_pipeline(module, "top-shape-infer,convert-top-to-tpu")
+    inputs = {"x": _rand(2, 4), "i": np.array([1, -1, bad], np.float32)}
+    with pytest.raises(compiler.CompileError,
+                       match=text + r" \(at position 2\) is not an integer in \[-4, 4\) for axis 1"):
         compiler.interpret(module, inputs)
 
 

@@ -241,21 +241,21 @@ LogicalResult GatherOp::inference(InferenceParam &p) {
   auto in = getShape(getInput());
   int64_t axis = getAxis(), dim = in[axis];
   int64_t n = numElements(getShape(getIndices()));
-  // Unlike Top, negative indices are not wrapped: the lowering normalizes
-  // constant indices, so a negative one here is an error.
+  // As in ONNX, an index in [-dim, 0) counts from the end; DmaGather wraps
+  // run-time indices the same way.
   const float *idx = p.inputs[1];
-  for (int64_t i = 0; i < n; ++i)
-    if (!(std::trunc(idx[i]) == idx[i]) || idx[i] < 0 || idx[i] >= dim) {
-      auto diag = emitOpError() << "index ";
-      if (std::trunc(idx[i]) == idx[i])
-        diag << int64_t(idx[i]);
-      else
-        diag << idx[i];
-      return diag << " (at position " << i << ") is not an integer in [0, "
-                  << dim << ") for axis " << axis;
-    }
-  gather(p.inputs[0], numElements(in.take_front(axis)), dim,
-         numElements(in.drop_front(axis + 1)), idx, n, p.outputs[0]);
+  if (auto bad = gather(p.inputs[0], numElements(in.take_front(axis)), dim,
+                        numElements(in.drop_front(axis + 1)), idx, n,
+                        p.outputs[0])) {
+    float v = idx[*bad];
+    auto diag = emitOpError() << "index ";
+    if (std::trunc(v) == v && std::fabs(v) < 9.0e15)
+      diag << int64_t(v);
+    else
+      diag << v;
+    return diag << " (at position " << *bad << ") is not an integer in ["
+                << -dim << ", " << dim << ") for axis " << axis;
+  }
   return success();
 }
 

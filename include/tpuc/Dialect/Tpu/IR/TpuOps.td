@@ -162,12 +162,14 @@ def Tpu_SliceOp : Tpu_ComputeOp<"Slice"> {
 }
 
 def Tpu_GatherOp : Tpu_ComputeOp<"Gather"> {
-  let summary = "take along axis by non-negative integer indices";
+  let summary = "take along axis by integer indices";
   let description = [{
     Output shape: input[:axis] + indices + input[axis+1:]. Indices are f32
-    (integral values) or integers and must lie in [0, dim): the lowering
-    wraps negative constant indices; a negative computed index is an
-    interpreter error.
+    (integral values) or integers in [-dim, dim); as in ONNX, a negative
+    index counts from the end. The lowering normalizes constant indices;
+    run-time indices (an input or a computed tensor) are wrapped when the
+    gather executes, and one outside the range is an interpreter (and
+    cmodel) error.
   }];
   let arguments = (ins Tpu_Tensor:$input, Tpu_Tensor:$indices, I64Attr:$axis);
   let results = (outs Tpu_Tensor:$output);

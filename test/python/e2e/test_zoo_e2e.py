@@ -1,0 +1,59 @@
+"""The whole F32 flow on every zoo model and both chips: ONNX → Top → Tpu →
+bmodel → cmodel. The cmodel's outputs match onnxruntime and every tensor it
+dumps matches the Tpu interpreter."""
+import numpy as np
+import pytest
+
+from tpuc.compare import Tolerance, compare, load_npz
+from tpuc.deploy import deploy
+from tpuc.frontend.onnx_reference import make_test_inputs
+from tpuc.testing import zoo
+from tpuc.transform import transform
+
+# Every stage computes in float32; only accumulation order differs.
+COSINE_MIN = 0.99999
+TOL = Tolerance(COSINE_MIN, 0.999)
+CHIPS = ("tpu_edge", "tpu_pro")
+
+
+@pytest.fixture(scope="module")
+def transformed(tmp_path_factory):
+    """model name -> (workdir, top.mlir, inputs npz, ref npz, top outputs npz)."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            d = tmp_path_factory.mktemp(name)
+            onnx_path = zoo.export(name, d)
+            inputs = make_test_inputs(onnx_path, seed=0, int_ranges=zoo.ZOO[name].int_ranges)
+            np.savez(d / "in.npz", **inputs)
+            t = transform(name, onnx_path, d / f"{name}.mlir", test_input=d / "in.npz",
+                          test_result=d / "top_outputs.npz", tolerance=TOL)
+            assert t.comparison.passed, t.comparison.summary()
+            cache[name] = (d, t.mlir, d / "in.npz", t.ref_outputs, t.top_outputs)
+        return cache[name]
+
+    return get
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("name", sorted(zoo.ZOO))
+def test_zoo_deploys_and_matches(name, chip, transformed):
+    d, mlir, inputs, ref, top_out = transformed(name)
+    r = deploy(mlir, "F32", chip, d / f"{name}_{chip}.bmodel", test_input=inputs,
+               test_reference=top_out, compare_all=True, tolerance=TOL)
+    assert r.tpu_comparison.passed, r.tpu_comparison.summary()
+    # Every tensor the cmodel dumps is compared with the Tpu interpreter.
+    assert r.model_comparison.passed, r.model_comparison.summary()
+    assert not r.model_comparison.only_in_target
+    compared = [row for row in r.model_comparison.rows if row.passed]
+    assert len(compared) >= 2
+    # And the network outputs match onnxruntime directly.
+    outputs = zoo.ZOO[name].outputs
+    cmodel = load_npz(r.model_outputs)
+    onnx_ref = load_npz(ref)
+    final = compare({k: cmodel[k] for k in outputs}, {k: onnx_ref[k] for k in outputs},
+                    tolerance=TOL)
+    assert final.passed and len(final.rows) == len(outputs), final.summary()
+    assert r.cycles > 0 and r.roofline.cycles > 0
+    assert r.cycles >= r.roofline.cycles * 0.999, "faster than the roofline bound?"
