@@ -2,6 +2,7 @@
 #define TPUC_LIB_DIALECT_TOP_INTERFACES_COMMON_H
 // Shape-inference building blocks shared by the Top op interface files.
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
+#include "tpuc/Interpreter/OpInference.h"
 #include "tpuc/Support/OpHelpers.h"
 
 namespace top {
@@ -20,11 +21,6 @@ inline mlir::LogicalResult inferSameAsInput(mlir::Operation *op) {
   if (!tpuc::isRanked(op->getOperand(0)))
     return op->emitOpError() << "input shape is unknown";
   return tpuc::setResultShape(op, 0, tpuc::getShape(op->getOperand(0)));
-}
-
-/// Number of elements of result 0 (ranked once shapes are inferred).
-inline int64_t resultElements(mlir::Operation *op) {
-  return tpuc::numElements(tpuc::getShape(op->getResult(0)));
 }
 
 } // namespace top

@@ -9,11 +9,6 @@ using namespace tpuc;
 
 namespace top {
 
-static LogicalResult copyInput(Operation *op, InferenceParam &p) {
-  std::copy(p.inputs[0], p.inputs[0] + resultElements(op), p.outputs[0]);
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
 // Reshape
 //===----------------------------------------------------------------------===//
@@ -74,16 +69,7 @@ LogicalResult ConcatOp::inferShapes() {
 }
 
 LogicalResult ConcatOp::inference(InferenceParam &p) {
-  auto out = getShape(getOutput());
-  int64_t axis = normalizeAxis(getAxis(), out.size());
-  SmallVector<int64_t> dims;
-  for (Value v : getInputs())
-    dims.push_back(getShape(v)[axis]);
-  concat(p.inputs, dims, numElements(out.take_front(axis)),
-         numElements(out.drop_front(axis + 1)), p.outputs[0]);
-  if (getDoRelu())
-    relu(p.outputs[0], resultElements(*this));
-  return success();
+  return concatInference(*this, p);
 }
 
 //===----------------------------------------------------------------------===//

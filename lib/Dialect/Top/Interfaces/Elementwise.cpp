@@ -23,22 +23,10 @@ static LogicalResult inferBroadcast(Operation *op) {
   return setResultShape(op, 0, *out);
 }
 
-/// out = f(lhs, rhs), then the fused ReLU if the op asks for it.
-template <typename OpTy, typename F>
-static LogicalResult binaryInference(OpTy op, InferenceParam &p, F f) {
-  broadcastBinary(p.inputs[0], getShape(op.getLhs()), p.inputs[1],
-                  getShape(op.getRhs()), p.outputs[0], getShape(op.getOutput()),
-                  f);
-  if (op.getDoRelu())
-    relu(p.outputs[0], resultElements(op));
-  return success();
-}
-
 LogicalResult InputOp::inferShapes() { return inferSameAsInput(*this); }
 
 LogicalResult InputOp::inference(InferenceParam &p) {
-  std::copy(p.inputs[0], p.inputs[0] + resultElements(*this), p.outputs[0]);
-  return success();
+  return copyInput(*this, p);
 }
 
 LogicalResult AddOp::inferShapes() { return inferBroadcast(*this); }
@@ -61,19 +49,14 @@ LogicalResult DivOp::inference(InferenceParam &p) {
   return binaryInference(*this, p, std::divides<float>());
 }
 
-// NaN propagates, as in numpy and ONNX Max/Min.
 LogicalResult MaxOp::inferShapes() { return inferBroadcast(*this); }
 LogicalResult MaxOp::inference(InferenceParam &p) {
-  return binaryInference(*this, p, [](float a, float b) {
-    return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
-  });
+  return binaryInference(*this, p, maxNaN);
 }
 
 LogicalResult MinOp::inferShapes() { return inferBroadcast(*this); }
 LogicalResult MinOp::inference(InferenceParam &p) {
-  return binaryInference(*this, p, [](float a, float b) {
-    return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
-  });
+  return binaryInference(*this, p, minNaN);
 }
 
 } // namespace top

@@ -3,7 +3,7 @@
 // Tpu module reproduces the Top module's numbers.
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Dialect/Tpu/IR/TpuUtils.h"
-#include "tpuc/Interpreter/Kernels.h"
+#include "tpuc/Interpreter/OpInference.h"
 #include "tpuc/Support/OpHelpers.h"
 #include <algorithm>
 #include <cmath>
@@ -13,15 +13,6 @@ using namespace mlir;
 using namespace tpuc;
 
 namespace tpu {
-
-static int64_t resultElements(Operation *op) {
-  return numElements(getShape(op->getResult(0)));
-}
-
-static LogicalResult copyInput(Operation *op, InferenceParam &p) {
-  std::copy(p.inputs[0], p.inputs[0] + resultElements(op), p.outputs[0]);
-  return success();
-}
 
 LogicalResult ConvOp::inference(InferenceParam &p) {
   auto in = getShape(getInput()), f = getShape(getFilter());
@@ -51,16 +42,6 @@ LogicalResult MatMulOp::inference(InferenceParam &p) {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy, typename F>
-static LogicalResult binaryInference(OpTy op, InferenceParam &p, F f) {
-  broadcastBinary(p.inputs[0], getShape(op.getLhs()), p.inputs[1],
-                  getShape(op.getRhs()), p.outputs[0], getShape(op.getOutput()),
-                  f);
-  if (op.getDoRelu())
-    relu(p.outputs[0], resultElements(op));
-  return success();
-}
-
 LogicalResult AddOp::inference(InferenceParam &p) {
   return binaryInference(*this, p, std::plus<float>());
 }
@@ -73,16 +54,11 @@ LogicalResult MulOp::inference(InferenceParam &p) {
 LogicalResult DivOp::inference(InferenceParam &p) {
   return binaryInference(*this, p, std::divides<float>());
 }
-// NaN propagates, as in Top (numpy, ONNX).
 LogicalResult MaxOp::inference(InferenceParam &p) {
-  return binaryInference(*this, p, [](float a, float b) {
-    return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
-  });
+  return binaryInference(*this, p, maxNaN);
 }
 LogicalResult MinOp::inference(InferenceParam &p) {
-  return binaryInference(*this, p, [](float a, float b) {
-    return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
-  });
+  return binaryInference(*this, p, minNaN);
 }
 
 LogicalResult ActiveOp::inference(InferenceParam &p) {
@@ -219,16 +195,7 @@ LogicalResult PermuteOp::inference(InferenceParam &p) {
 }
 
 LogicalResult ConcatOp::inference(InferenceParam &p) {
-  auto out = getShape(getOutput());
-  int64_t axis = getAxis();
-  SmallVector<int64_t> dims;
-  for (Value v : getInputs())
-    dims.push_back(getShape(v)[axis]);
-  concat(p.inputs, dims, numElements(out.take_front(axis)),
-         numElements(out.drop_front(axis + 1)), p.outputs[0]);
-  if (getDoRelu())
-    relu(p.outputs[0], resultElements(*this));
-  return success();
+  return concatInference(*this, p);
 }
 
 LogicalResult SliceOp::inference(InferenceParam &p) {
