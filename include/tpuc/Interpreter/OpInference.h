@@ -40,6 +40,17 @@ inline float minNaN(float a, float b) {
   return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
 }
 
+/// Batched matmul with optional bias, then the fused ReLU.
+template <typename OpTy>
+mlir::LogicalResult matmulInference(OpTy op, InferenceParam &p) {
+  matmul(p.inputs[0], getShape(op.getInput()), p.inputs[1],
+         getShape(op.getRight()), p.inputs[2], p.outputs[0],
+         getShape(op.getOutput()));
+  if (op.getDoRelu())
+    relu(p.outputs[0], resultElements(op));
+  return mlir::success();
+}
+
 /// Concatenation along the (possibly negative) axis, then the fused ReLU.
 template <typename OpTy>
 mlir::LogicalResult concatInference(OpTy op, InferenceParam &p) {

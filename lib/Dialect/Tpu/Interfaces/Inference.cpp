@@ -31,11 +31,7 @@ LogicalResult ConvOp::inference(InferenceParam &p) {
 }
 
 LogicalResult MatMulOp::inference(InferenceParam &p) {
-  matmul(p.inputs[0], getShape(getInput()), p.inputs[1], getShape(getRight()),
-         p.inputs[2], p.outputs[0], getShape(getOutput()));
-  if (getDoRelu())
-    relu(p.outputs[0], resultElements(*this));
-  return success();
+  return matmulInference(*this, p);
 }
 
 //===----------------------------------------------------------------------===//
