@@ -65,8 +65,7 @@ class CMakeBuild(build_ext):
             place_artifacts(dest, link=False)
 
 
-TOOLS = ["model_transform", "model_deploy", "model_runner", "npz_tool",
-         "run_calibration"]
+TOOLS = ["model_transform", "model_deploy", "model_runner", "npz_tool"]
 
 setup(
     name="tpuc",
