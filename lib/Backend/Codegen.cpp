@@ -193,9 +193,12 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       chip::NamedTensor t;
       t.info = tensorInfo(name, op.getResult(0), *ddrAddr(op.getResult(0)));
       t.engine = chip::Engine::GDMA;
-      t.after_id = ctx.streams().lastGdmaId();
+      size_t index = net.tensors.size();
       net.tensors.push_back(t);
+      ctx.whenStored(
+          [&net, index](uint32_t id) { net.tensors[index].after_id = id; });
     }
+    ctx.finish();
     llvm::StringSet<> outNames;
     for (Value v : body.getTerminator()->getOperands()) {
       Operation *def = v.getDefiningOp();

@@ -4,6 +4,8 @@
 #include "tpuc/Support/OpHelpers.h"
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include <algorithm>
+#include <cassert>
+#include <tuple>
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -75,19 +77,91 @@ Operand ddrOperand(uint64_t addr, std::array<int64_t, 4> shape,
 // Per-op state and synchronisation
 //===----------------------------------------------------------------------===//
 
+static uint64_t alignUp(uint64_t v) {
+  return (v + kLmemAlign - 1) / kLmemAlign * kLmemAlign;
+}
+
+/// Byte range [lo, hi) of DDR an operand touches.
+static std::pair<uint64_t, uint64_t> ddrRange(const Operand &o) {
+  int64_t lo = 0, hi = 0;
+  for (int d = 0; d < 4; ++d) {
+    int64_t span = int64_t(o.shape[d] - 1) * o.stride[d];
+    (span < 0 ? lo : hi) += span;
+  }
+  int64_t es = dtypeSize(o.dtype);
+  return {uint64_t(int64_t(o.addr) + lo * es),
+          uint64_t(int64_t(o.addr) + (hi + 1) * es)};
+}
+
+CodegenContext::CodegenContext(const Target &target,
+                               std::vector<DdrRegion> ddr)
+    : target_(target), ddr_(std::move(ddr)) {
+  size_t granules = (target_.lmem_bytes_per_lane + kLmemAlign - 1) / kLmemAlign;
+  granTiu_.assign(granules, 0);
+  granGdma_.assign(granules, 0);
+}
+
 void CodegenContext::beginOp(Operation *op) {
   op_ = op;
+  fold();
+  topDown_ = !topDown_;
   lmemUsed_ = 0;
-  fenceTiu_ = builder_.lastTiuId();
-  fenceGdma_ = builder_.lastGdmaId();
+  lmemLow_ = laneBytes();
+  storeRanges_.clear();
   firstTiu_ = builder_.tiuStream().size();
   firstGdma_ = builder_.gdmaStream().size();
 }
 
 void CodegenContext::freeAll() {
+  fold();
   lmemUsed_ = 0;
-  fenceTiu_ = builder_.lastTiuId();
-  fenceGdma_ = builder_.lastGdmaId();
+  lmemLow_ = laneBytes();
+}
+
+void CodegenContext::touch(const LBuf &b) {
+  for (Region &r : touched_)
+    if (r.lo == b.addr && r.hi == b.addr + b.bytes) {
+      r.tiu = std::max(r.tiu, b.tiu);
+      r.gdma = std::max(r.gdma, b.gdma);
+      return;
+    }
+  touched_.push_back({b.addr, b.addr + b.bytes, b.tiu, b.gdma});
+}
+
+void CodegenContext::fold() {
+  for (const Region &r : touched_)
+    for (uint64_t g = r.lo / kLmemAlign; g * kLmemAlign < r.hi; ++g) {
+      granTiu_[g] = std::max(granTiu_[g], r.tiu);
+      granGdma_[g] = std::max(granGdma_[g], r.gdma);
+    }
+  touched_.clear();
+}
+
+bool CodegenContext::overlapsDeferred(uint64_t lo, uint64_t hi) const {
+  return llvm::any_of(deferred_, [&](const Deferred &d) {
+    return lo < d.hi && d.lo < hi;
+  });
+}
+
+void CodegenContext::flushStores() {
+  if (deferred_.empty())
+    return;
+  for (Deferred &d : deferred_) {
+    uint32_t id = builder_.gdma(d.inst, d.inst.wait_id);
+    for (uint64_t g = d.lo / kLmemAlign; g * kLmemAlign < d.hi; ++g)
+      granGdma_[g] = std::max(granGdma_[g], id);
+  }
+  deferred_.clear();
+  for (auto &done : waiting_)
+    done(builder_.lastGdmaId());
+  waiting_.clear();
+}
+
+void CodegenContext::whenStored(llvm::unique_function<void(uint32_t)> done) {
+  if (deferred_.empty())
+    done(builder_.lastGdmaId());
+  else
+    waiting_.push_back(std::move(done));
 }
 
 LogicalResult CodegenContext::endOp() {
@@ -102,25 +176,75 @@ LogicalResult CodegenContext::endOp() {
     }
     return success();
   };
-  return success(succeeded(check(builder_.tiuStream(), firstTiu_)) &&
-                 succeeded(check(builder_.gdmaStream(), firstGdma_)));
+  if (failed(check(builder_.tiuStream(), firstTiu_)) ||
+      failed(check(builder_.gdmaStream(), firstGdma_)))
+    return failure();
+  fold();
+  // Hold back the trailing stores no TIU instruction waits for; their ids
+  // change when they are emitted again.
+  std::vector<Instruction> &tiu = builder_.tiuStream(),
+                           &gdma = builder_.gdmaStream();
+  uint32_t waited = 0;
+  for (size_t k = firstTiu_; k < tiu.size(); ++k)
+    waited = std::max(waited, tiu[k].wait_id);
+  size_t first = gdma.size();
+  while (first > firstGdma_ && gdma[first - 1].id > waited &&
+         llvm::any_of(storeRanges_, [&](const auto &s) {
+           return s.first == gdma[first - 1].id;
+         }))
+    --first;
+  if (first == gdma.size())
+    return success();
+  // The op's stores flushed its predecessor's held-back ones.
+  assert(deferred_.empty());
+  std::vector<Deferred> held;
+  for (size_t k = first; k < gdma.size(); ++k) {
+    const Instruction &inst = gdma[k];
+    Deferred d;
+    d.inst = inst;
+    for (const auto &s : storeRanges_)
+      if (s.first == inst.id)
+        d.lo = s.second.lo, d.hi = s.second.hi;
+    std::tie(d.ddrLo, d.ddrHi) = ddrRange(inst.dst);
+    held.push_back(d);
+  }
+  gdma.resize(first);
+  deferred_ = std::move(held);
+  return success();
 }
 
 std::optional<LBuf> CodegenContext::alloc(uint64_t bytesPerLane) {
-  uint64_t start = (lmemUsed_ + kLmemAlign - 1) / kLmemAlign * kLmemAlign;
-  if (bytesPerLane == 0 || start + bytesPerLane > laneBytes())
+  if (bytesPerLane == 0)
     return std::nullopt;
-  lmemUsed_ = start + bytesPerLane;
+  uint64_t start;
+  if (topDown_) {
+    if (bytesPerLane > lmemLow_)
+      return std::nullopt;
+    start = (lmemLow_ - bytesPerLane) / kLmemAlign * kLmemAlign;
+    lmemLow_ = start;
+  } else {
+    start = alignUp(lmemUsed_);
+    if (start + bytesPerLane > laneBytes())
+      return std::nullopt;
+    lmemUsed_ = start + bytesPerLane;
+  }
+  if (overlapsDeferred(start, start + bytesPerLane))
+    flushStores();
   LBuf b;
   b.addr = start;
   b.bytes = bytesPerLane;
-  b.tiu = fenceTiu_;
-  b.gdma = fenceGdma_;
+  for (uint64_t g = start / kLmemAlign; g * kLmemAlign < start + bytesPerLane;
+       ++g) {
+    b.tiu = std::max(b.tiu, granTiu_[g]);
+    b.gdma = std::max(b.gdma, granGdma_[g]);
+  }
   return b;
 }
 
 uint64_t CodegenContext::lmemFree() const {
-  uint64_t start = (lmemUsed_ + kLmemAlign - 1) / kLmemAlign * kLmemAlign;
+  if (topDown_)
+    return lmemLow_ / kLmemAlign * kLmemAlign;
+  uint64_t start = alignUp(lmemUsed_);
   return start >= laneBytes() ? 0 : laneBytes() - start;
 }
 
@@ -130,15 +254,31 @@ uint64_t CodegenContext::lmemBytes(std::array<int64_t, 4> s, DType t) const {
 
 uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
                               const Operand &from) {
+  // A load may pass the held-back stores when it neither reads what they
+  // write nor overwrites what they read.
+  if (!deferred_.empty()) {
+    bool ddr = from.space == Space::DDR;
+    std::pair<uint64_t, uint64_t> src = ddr ? ddrRange(from)
+                                            : std::pair<uint64_t, uint64_t>();
+    if (!ddr || overlapsDeferred(dst.addr, dst.addr + dst.bytes) ||
+        llvm::any_of(deferred_, [&](const Deferred &d) {
+          return src.first < d.ddrHi && d.ddrLo < src.second;
+        }))
+      flushStores();
+  }
   uint32_t id = builder_.gdma(makeDmaMove(to, from), dst.tiu);
   dst.gdma = id;
+  touch(dst);
   return id;
 }
 
 uint32_t CodegenContext::store(const Operand &to, LBuf &src,
                                const Operand &from) {
+  flushStores();
   uint32_t id = builder_.gdma(makeDmaMove(to, from), src.tiu);
   src.gdma = id;
+  touch(src);
+  storeRanges_.push_back({id, {src.addr, src.addr + src.bytes, 0, 0}});
   return id;
 }
 
@@ -147,12 +287,15 @@ uint32_t CodegenContext::tiu(const Instruction &inst, ArrayRef<LBuf *> bufs) {
   for (LBuf *b : bufs)
     wait = std::max(wait, b->gdma);
   uint32_t id = builder_.tiu(inst, wait);
-  for (LBuf *b : bufs)
+  for (LBuf *b : bufs) {
     b->tiu = id;
+    touch(*b);
+  }
   return id;
 }
 
 uint32_t CodegenContext::gdmaDdr(const Instruction &inst) {
+  flushStores();
   return builder_.gdma(inst, 0);
 }
 

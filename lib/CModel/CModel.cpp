@@ -548,20 +548,25 @@ Status CModel::compute(const Instruction &inst, Pending &p) {
     const uint64_t OC = d.shape[1], OH = d.shape[2], OW = d.shape[3];
     const uint64_t G = q[Groups], ICG = IC / G, OCG = OC / G;
     const uint64_t KH = b.shape[2], KW = b.shape[3];
-    const bool relu = inst.flags & kFlagRelu, bias = inst.flags & kFlagBias;
+    const bool relu = inst.flags & kFlagRelu, bias = inst.flags & kFlagBias,
+               acc = inst.flags & kFlagAccumulate;
     const bool fl = isFloat(a.dtype);
-    std::vector<float> xf, wf, bf;
-    std::vector<int64_t> xi, wi, bi;
+    std::vector<float> xf, wf, bf, oldf;
+    std::vector<int64_t> xi, wi, bi, oldi;
     if (fl) {
       xf = m.gatherF(a);
       wf = m.gatherF(b);
       if (bias)
         bf = m.gatherF(c);
+      if (acc)
+        oldf = m.gatherF(d);
     } else {
       xi = m.gatherI(a);
       wi = m.gatherI(b);
       if (bias)
         bi = m.gatherI(c);
+      if (acc)
+        oldi = m.gatherI(d);
     }
     uint64_t idx = 0;
     for (uint64_t n = 0; n < N; ++n)
@@ -593,12 +598,16 @@ Status CModel::compute(const Instruction &inst, Pending &p) {
             if (fl) {
               if (bias)
                 accf += bf[oc];
+              if (acc)
+                accf += oldf[idx];
               if (relu && accf < 0.f)
                 accf = 0.f;
               out.f(idx, accf);
             } else {
               if (bias)
                 acci += bi[oc];
+              if (acc)
+                acci += oldi[idx];
               if (relu && acci < 0)
                 acci = 0;
               out.i(idx, acci);

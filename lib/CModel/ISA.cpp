@@ -163,6 +163,8 @@ Instruction makeConv(const Operand &out, const Operand &in,
   }
   if (p.relu)
     i.flags |= kFlagRelu;
+  if (p.accumulate)
+    i.flags |= kFlagAccumulate;
   using namespace conv_param;
   i.iparam[StrideH] = p.stride_h;
   i.iparam[StrideW] = p.stride_w;

@@ -8,8 +8,17 @@
 //   * a GDMA write into a buffer waits for the last TIU instruction using it,
 //   * a TIU instruction waits for the last GDMA touching any of its buffers,
 //   * a store waits for the TIU instruction that produced the data.
-// Buffers start fenced on everything the previous op emitted, so ops never
-// race on LMEM. DDR needs no waits: the GDMA engine runs in program order.
+// DDR needs no waits: the GDMA engine runs in program order.
+//
+// Overlap between ops: a new buffer starts fenced only on the earlier
+// instructions that touched its LMEM range, and successive ops allocate
+// from opposite ends of LMEM, so an op's first loads need not wait for the
+// previous op's compute. The previous op's trailing stores (after its last
+// compute) are held back and emitted once something could depend on them:
+// a load reading their DDR range, an allocation over their LMEM range, any
+// store or DDR-to-DDR move. Loads of weights and of older tensors thus
+// enter the GDMA queue ahead of them and run while the previous op's last
+// tiles compute.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_BACKEND_CODEGEN_H
@@ -19,6 +28,7 @@
 #include "tpuc/Chip/Target.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/FunctionExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include <array>
 #include <cstdint>
@@ -66,22 +76,27 @@ llvm::SmallVector<int64_t, 6> denseStrides(llvm::ArrayRef<int64_t> shape);
 
 class CodegenContext {
 public:
-  CodegenContext(const chip::Target &target, std::vector<chip::DdrRegion> ddr)
-      : target_(target), ddr_(std::move(ddr)) {}
+  CodegenContext(const chip::Target &target, std::vector<chip::DdrRegion> ddr);
 
   const chip::Target &target() const { return target_; }
   uint32_t lanes() const { return target_.lanes; }
   uint64_t laneBytes() const { return target_.lmem_bytes_per_lane; }
 
-  /// Starts code for `op`: frees all LMEM and fences on earlier work.
+  /// Starts code for `op`: frees all LMEM.
   void beginOp(mlir::Operation *op);
-  /// Checks the instructions emitted since beginOp; errors name the op.
+  /// Checks the instructions emitted since beginOp (errors name the op) and
+  /// holds back the op's trailing stores.
   mlir::LogicalResult endOp();
+  /// Calls `done` with the GDMA id after which every store of the last
+  /// ended op has completed (once those stores are emitted).
+  void whenStored(llvm::unique_function<void(uint32_t)> done);
+  /// Emits the held-back stores; call before taking the streams.
+  void finish() { flushStores(); }
   mlir::Operation *op() const { return op_; }
   mlir::InFlightDiagnostic error() { return op_->emitOpError(); }
 
-  /// Frees all LMEM of the op; later buffers are fenced on everything
-  /// emitted so far.
+  /// Frees all LMEM of the op; later buffers are fenced on the earlier
+  /// instructions touching their range.
   void freeAll();
   /// Allocates `bytesPerLane` in every lane (aligned); nullopt when full.
   std::optional<LBuf> alloc(uint64_t bytesPerLane);
@@ -113,12 +128,38 @@ public:
   int64_t macs = 0;
 
 private:
+  /// A per-lane LMEM byte range [lo, hi) and its last TIU / GDMA users.
+  struct Region {
+    uint64_t lo, hi;
+    uint32_t tiu, gdma;
+  };
+  /// A held-back store with the LMEM range it reads and the DDR range it
+  /// writes.
+  struct Deferred {
+    chip::Instruction inst;
+    uint64_t lo, hi, ddrLo, ddrHi;
+  };
+  void touch(const LBuf &b);
+  /// Folds the buffers touched since the last fold into the granule fences.
+  void fold();
+  void flushStores();
+  bool overlapsDeferred(uint64_t lo, uint64_t hi) const;
+
   const chip::Target &target_;
   std::vector<chip::DdrRegion> ddr_;
   chip::StreamBuilder builder_;
   mlir::Operation *op_ = nullptr;
-  uint64_t lmemUsed_ = 0;
-  uint32_t fenceTiu_ = 0, fenceGdma_ = 0;
+  /// Allocation: bottom-up ops use [0, lmemUsed_), top-down ones
+  /// [lmemLow_, lane size); successive ops alternate.
+  bool topDown_ = true;
+  uint64_t lmemUsed_ = 0, lmemLow_ = 0;
+  /// Last TIU / GDMA id touching each 64-byte LMEM granule (folded).
+  std::vector<uint32_t> granTiu_, granGdma_;
+  llvm::SmallVector<Region, 16> touched_;
+  /// LMEM ranges read by the current op's stores, by GDMA id.
+  llvm::SmallVector<std::pair<uint32_t, Region>, 16> storeRanges_;
+  std::vector<Deferred> deferred_;
+  std::vector<llvm::unique_function<void(uint32_t)>> waiting_;
   size_t firstTiu_ = 0, firstGdma_ = 0;
 };
 

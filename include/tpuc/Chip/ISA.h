@@ -89,7 +89,7 @@ constexpr uint8_t kNumBinaryOps = 6, kNumPoolModes = 2, kNumReduceModes = 4,
 // Instruction flag bits.
 enum : uint8_t {
   kFlagBias = 1u << 0,        // Conv / MatMul: src2 is a bias
-  kFlagAccumulate = 1u << 1,  // MatMul: dst += result
+  kFlagAccumulate = 1u << 1,  // Conv / MatMul: dst += result
   kFlagRelu = 1u << 2,        // Conv / MatMul / Binary: fused relu
   kFlagScalar = 1u << 3,      // Binary: second operand is a scalar
   kFlagScalarFirst = 1u << 4, // Binary scalar: scalar (op) a
@@ -166,6 +166,8 @@ struct ConvParams {
   int pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
   int groups = 1;
   bool relu = false;
+  /// dst += result (partial sums over input-channel slices).
+  bool accumulate = false;
 };
 struct PoolParams {
   int kh = 1, kw = 1, stride_h = 1, stride_w = 1;
@@ -174,7 +176,7 @@ struct PoolParams {
   RoundMode round = RoundMode::HalfAwayFromZero; // integer average
 };
 
-/// out[N,OC,OH,OW] = conv(in[N,IC,H,W], weight[IC/groups, OC, KH, KW]) + bias[1,OC,1,1]
+/// out[N,OC,OH,OW] (+)= conv(in[N,IC,H,W], weight[IC/groups, OC, KH, KW]) + bias[1,OC,1,1]
 Instruction makeConv(const Operand &out, const Operand &in,
                      const Operand &weight, const Operand &bias,
                      const ConvParams &p);

@@ -13,6 +13,11 @@
 // channels or spatial tiles outermost) is the one moving fewer bytes; a
 // buffer is only reloaded when its tile changes.
 //
+// When even one output channel's filter does not fit, the input channels are
+// split into slices (innermost loop) whose partial sums accumulate in the
+// output tile (conv accumulate flag): bias with the first slice, relu and
+// the relu limit after the last.
+//
 //===----------------------------------------------------------------------===//
 #include "Common.h"
 
@@ -107,7 +112,8 @@ LogicalResult ConvModel::codegen(Operation *operation,
     return std::min((ohT - 1) * sh + dh * (KH - 1) + 1, H);
   };
 
-  // Choose tile sizes.
+  // Choose tile sizes; input-channel slices of icT only when whole filters
+  // do not fit.
   struct Plan {
     int64_t ocT = 0, nT = 0, ohT = 0;
     unsigned wSlots = 2, inSlots = 2;
@@ -122,85 +128,100 @@ LogicalResult ConvModel::codegen(Operation *operation,
       cands.push_back(c);
   const double bw = tg.ddr_bytes_per_cycle;
   const double dmaOverhead = tg.ddr_latency_cycles + tg.gdma_issue_cycles;
-  for (int64_t ocT : cands) {
-    SmallVector<OcTile> tiles = ocTiles(ocT);
-    int64_t ocMax = 0, icMax = 0;
-    for (const OcTile &t : tiles)
-      ocMax = std::max(ocMax, t.oc), icMax = std::max(icMax, t.ic);
-    int64_t ocSlots = ceilDiv(ocMax, L), icSlotsL = ceilDiv(icMax, L);
-    unsigned wSlots = tiles.size() == 1 ? 1 : 2;
-    int64_t fixed = wSlots * ocSlots * (ICg * KH * KW + (hasBias ? 1 : 0)) * es +
-                    8 * 64;
-    auto inPer = [&](int64_t nT, int64_t ohT) {
-      return icSlotsL * nT * rowsFor(ohT) * W * es;
-    };
-    auto outPer = [&](int64_t nT, int64_t ohT) {
-      return ocSlots * nT * ohT * OW * es;
-    };
-    // The largest spatial tile that fits, then smaller ones: more steps let
-    // the loads and stores of one step overlap the compute of another.
-    SmallVector<Plan, 8> options;
-    Plan p;
-    p.ocT = ocT;
-    p.wSlots = wSlots;
-    unsigned wholeSlots = (G == 1 || tiles.size() == 1) ? 1 : 2;
-    int64_t maxOh = 0;
-    if (fixed + wholeSlots * inPer(N, OH) + 2 * outPer(N, OH) <= LB) {
-      p.nT = N, p.ohT = OH, p.inSlots = wholeSlots;
-      maxOh = OH;
-      options.push_back(p);
-    } else {
-      for (int64_t ohT = OH; ohT >= 1 && !maxOh; --ohT)
-        if (fixed + 2 * inPer(1, ohT) + 2 * outPer(1, ohT) <= LB)
-          maxOh = ohT;
-      if (!maxOh)
+  int64_t icT = ICg;
+  for (;;) {
+    const bool split = icT < ICg;
+    const int64_t nIc = ceilDiv(ICg, icT);
+    for (int64_t ocT : cands) {
+      SmallVector<OcTile> tiles = ocTiles(ocT);
+      int64_t ocMax = 0, icMax = 0;
+      for (const OcTile &t : tiles)
+        ocMax = std::max(ocMax, t.oc), icMax = std::max(icMax, t.ic);
+      // Slices are taken within one group.
+      if (split && llvm::any_of(tiles,
+                                [](const OcTile &t) { return t.groups != 1; }))
         continue;
-      p.nT = 1, p.ohT = maxOh, p.inSlots = 2;
-      if (maxOh == OH)
-        while (p.nT < N &&
-               fixed + 2 * inPer(p.nT + 1, OH) + 2 * outPer(p.nT + 1, OH) <= LB)
-          ++p.nT;
-      options.push_back(p);
+      int64_t ocSlots = ceilDiv(ocMax, L),
+              icSlotsL = ceilDiv(split ? icT : icMax, L);
+      unsigned wSlots = tiles.size() == 1 && !split ? 1 : 2;
+      int64_t fixed =
+          wSlots * ocSlots * (icT * KH * KW + (hasBias ? 1 : 0)) * es + 8 * 64;
+      auto inPer = [&](int64_t nT, int64_t ohT) {
+        return icSlotsL * nT * rowsFor(ohT) * W * es;
+      };
+      auto outPer = [&](int64_t nT, int64_t ohT) {
+        return ocSlots * nT * ohT * OW * es;
+      };
+      // The largest spatial tile that fits, then smaller ones: more steps let
+      // the loads and stores of one step overlap the compute of another.
+      SmallVector<Plan, 8> options;
+      Plan p;
+      p.ocT = ocT;
+      p.wSlots = wSlots;
+      unsigned wholeSlots = (G == 1 || tiles.size() == 1) && !split ? 1 : 2;
+      int64_t maxOh = 0;
+      if (fixed + wholeSlots * inPer(N, OH) + 2 * outPer(N, OH) <= LB) {
+        p.nT = N, p.ohT = OH, p.inSlots = wholeSlots;
+        maxOh = OH;
+        options.push_back(p);
+      } else {
+        for (int64_t ohT = OH; ohT >= 1 && !maxOh; --ohT)
+          if (fixed + 2 * inPer(1, ohT) + 2 * outPer(1, ohT) <= LB)
+            maxOh = ohT;
+        if (!maxOh)
+          continue;
+        p.nT = 1, p.ohT = maxOh, p.inSlots = 2;
+        if (maxOh == OH)
+          while (p.nT < N &&
+                 fixed + 2 * inPer(p.nT + 1, OH) + 2 * outPer(p.nT + 1, OH) <= LB)
+            ++p.nT;
+        options.push_back(p);
+      }
+      // Splitting only pays when it adds no reloads: weights stay resident
+      // and the input is read once (plus the halo).
+      bool resident = tiles.size() == 1 && maxOh == OH && !split;
+      for (int64_t k : {2, 3, 4, 6, 8}) {
+        int64_t ohT = ceilDiv(OH, k);
+        if (!resident || ohT >= maxOh || ohT < 1 ||
+            fixed + 2 * inPer(1, ohT) + 2 * outPer(1, ohT) > LB)
+          continue;
+        p.nT = 1, p.ohT = ohT, p.inSlots = 2;
+        options.push_back(p);
+      }
+      for (Plan &q : options) {
+        double nSp = double(ceilDiv(N, q.nT) * ceilDiv(OH, q.ohT));
+        double nOc = double(tiles.size());
+        double inBytes =
+            double(N) * ceilDiv(OH, q.ohT) * rowsFor(q.ohT) * W * IC * es;
+        double wBytes = double(OC) * ICg * KH * KW * es;
+        double ocOuter = wBytes + (G == 1 ? nOc : 1.0) * inBytes;
+        double spOuter = inBytes + (tiles.size() == 1 ? 1.0 : nSp) * wBytes;
+        if (split) // every (output channel, spatial) tile reloads its slices
+          ocOuter = spOuter = (G == 1 ? nOc : 1.0) * inBytes + nSp * wBytes;
+        q.ocOuter = ocOuter <= spOuter;
+        double traffic =
+            std::min(ocOuter, spOuter) + double(out->numElements()) * es;
+        double steps = nSp * nOc * nIc;
+        double dma = traffic / bw + steps * 2 * dmaOverhead;
+        double tiu = steps * tg.tiu_issue_cycles +
+                     steps * ceilDiv(ocSlots * q.nT * q.ohT * OW * icT * KH * KW,
+                                     tg.euFor(*dtype));
+        // Engines overlap in the steady state; about one step of the less
+        // busy engine (the first load or the last compute) does not.
+        q.cost = std::max(dma, tiu) + std::min(dma, tiu) / steps + dmaOverhead;
+        if (!best.ocT || q.cost < best.cost)
+          best = q;
+      }
     }
-    // Splitting only pays when it adds no reloads: weights stay resident
-    // and the input is read once (plus the halo).
-    bool resident = tiles.size() == 1 && maxOh == OH;
-    for (int64_t k : {2, 3, 4, 6, 8}) {
-      int64_t ohT = ceilDiv(OH, k);
-      if (!resident || ohT >= maxOh || ohT < 1 ||
-          fixed + 2 * inPer(1, ohT) + 2 * outPer(1, ohT) > LB)
-        continue;
-      p.nT = 1, p.ohT = ohT, p.inSlots = 2;
-      options.push_back(p);
-    }
-    for (Plan &q : options) {
-      double nSp = double(ceilDiv(N, q.nT) * ceilDiv(OH, q.ohT));
-      double nOc = double(tiles.size());
-      double inBytes =
-          double(N) * ceilDiv(OH, q.ohT) * rowsFor(q.ohT) * W * IC * es;
-      double wBytes = double(OC) * ICg * KH * KW * es;
-      double ocOuter = wBytes + (G == 1 ? nOc : 1.0) * inBytes;
-      double spOuter = inBytes + (tiles.size() == 1 ? 1.0 : nSp) * wBytes;
-      q.ocOuter = ocOuter <= spOuter;
-      double traffic =
-          std::min(ocOuter, spOuter) + double(out->numElements()) * es;
-      double steps = nSp * nOc;
-      double dma = traffic / bw + steps * 2 * dmaOverhead;
-      double tiu = steps * tg.tiu_issue_cycles +
-                   steps * ceilDiv(ocSlots * q.nT * q.ohT * OW * ICg * KH * KW,
-                                   tg.euFor(*dtype));
-      // Engines overlap in the steady state; about one step of the less
-      // busy engine (the first load or the last compute) does not.
-      q.cost = std::max(dma, tiu) + std::min(dma, tiu) / steps + dmaOverhead;
-      if (!best.ocT || q.cost < best.cost)
-        best = q;
-    }
+    if (best.ocT || icT == 1)
+      break;
+    icT = ceilDiv(icT, 2);
   }
   if (!best.ocT)
-    return ctx.error() << "does not fit local memory: the filter of one output "
-                       << "channel needs " << ICg * KH * KW * es
-                       << " bytes per lane (input-channel splitting is not "
-                       << "implemented)";
+    return ctx.error() << "does not fit local memory even with one input "
+                       << "channel per slice";
+  const bool split = icT < ICg;
+  const int64_t nIc = ceilDiv(ICg, icT);
 
   SmallVector<OcTile> tiles = ocTiles(best.ocT);
   struct Sp {
@@ -210,23 +231,33 @@ LogicalResult ConvModel::codegen(Operation *operation,
   for (int64_t n = 0; n < N; n += best.nT)
     for (int64_t oh = 0; oh < OH; oh += best.ohT)
       sps.push_back({n, std::min(best.nT, N - n), oh, std::min(best.ohT, OH - oh)});
-  SmallVector<std::pair<int64_t, int64_t>> steps; // (oc tile, spatial tile)
-  if (best.ocOuter) {
-    for (int64_t o = 0; o < int64_t(tiles.size()); ++o)
-      for (int64_t p = 0; p < int64_t(sps.size()); ++p)
-        steps.push_back({o, p});
-  } else {
-    for (int64_t p = 0; p < int64_t(sps.size()); ++p)
-      for (int64_t o = 0; o < int64_t(tiles.size()); ++o)
-        steps.push_back({o, p});
-  }
+  struct Step {
+    int64_t o, p, c; // oc tile, spatial tile, input-channel slice
+  };
+  SmallVector<Step> steps;
+  int64_t nO = int64_t(tiles.size()), nP = int64_t(sps.size());
+  for (int64_t a = 0; a < (best.ocOuter ? nO : nP); ++a)
+    for (int64_t b = 0; b < (best.ocOuter ? nP : nO); ++b)
+      for (int64_t c = 0; c < nIc; ++c)
+        steps.push_back(best.ocOuter ? Step{a, b, c} : Step{b, a, c});
 
   int64_t ocMax = 0, icMax = 0;
   for (const OcTile &t : tiles)
     ocMax = std::max(ocMax, t.oc), icMax = std::max(icMax, t.ic);
+  if (split)
+    icMax = icT;
+  // The slice of tile t for step s: input channels [ic0, ic0 + ic) and
+  // weight rows [wi0, wi0 + wic).
+  auto slice = [&](const OcTile &t, const Step &st, int64_t &ic0, int64_t &ic,
+                   int64_t &wi0, int64_t &wic) {
+    wi0 = st.c * icT;
+    wic = std::min(icT, ICg - wi0);
+    ic = split ? wic : t.ic;
+    ic0 = t.ic0 + wi0;
+  };
   Pipeline pipe;
   enum { kW, kB, kIn, kOut };
-  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({ICg, ocMax, KH, KW}, *dtype),
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({icT, ocMax, KH, KW}, *dtype),
                            best.wSlots)) ||
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, ocMax, 1, 1}, *dtype),
                            best.wSlots)) ||
@@ -250,31 +281,35 @@ LogicalResult ConvModel::codegen(Operation *operation,
     padB = std::max<int64_t>(0, end - H);
   };
   auto loadStep = [&](size_t i) {
-    const OcTile &t = tiles[steps[i].first];
-    const Sp &sp = sps[steps[i].second];
-    auto [w, newW] = pipe.acquire(kW, steps[i].first);
-    auto [b, newB] = pipe.acquire(kB, steps[i].first);
+    const Step &st = steps[i];
+    const OcTile &t = tiles[st.o];
+    const Sp &sp = sps[st.p];
+    int64_t ic0, ic, wi0, wic;
+    slice(t, st, ic0, ic, wi0, wic);
+    auto [w, newW] = pipe.acquire(kW, st.o * nIc + st.c);
+    auto [b, newB] = pipe.acquire(kB, st.o);
     if (newW)
-      ctx.load(*w, lmemTensor(w->addr, ICg, t.oc, KH, KW, *dtype),
-               ddrOperand(fl->addr + t.o0 * KH * KW * es, {ICg, t.oc, KH, KW},
-                          {OC * KH * KW, KH * KW, KW, 1}, *dtype));
+      ctx.load(*w, lmemTensor(w->addr, wic, t.oc, KH, KW, *dtype),
+               ddrOperand(fl->addr + (wi0 * OC + t.o0) * KH * KW * es,
+                          {wic, t.oc, KH, KW}, {OC * KH * KW, KH * KW, KW, 1},
+                          *dtype));
     if (newB && hasBias)
       ctx.load(*b, lmemTensor(b->addr, 1, t.oc, 1, 1, *dtype),
                ddrOperand(biasAddr + t.o0 * es, {1, t.oc, 1, 1}, {OC, 1, 1, 1},
                           *dtype));
-    int64_t inKey = G == 1 ? steps[i].second
-                           : steps[i].second * int64_t(tiles.size()) +
-                                 steps[i].first;
+    int64_t inKey =
+        (G == 1 ? st.p : st.p * int64_t(tiles.size()) + st.o) * nIc + st.c;
     auto [x, newX] = pipe.acquire(kIn, inKey);
     if (newX) {
       int64_t r0, rows, padT, padB;
       inRows(sp, r0, rows, padT, padB);
-      ctx.load(*x, lmemTensor(x->addr, sp.nT, t.ic, rows, W, *dtype),
-               ddrOperand(in->addr + ((sp.n0 * IC + t.ic0) * H + r0) * W * es,
-                          {sp.nT, t.ic, rows, W}, {IC * H * W, H * W, W, 1},
+      ctx.load(*x, lmemTensor(x->addr, sp.nT, ic, rows, W, *dtype),
+               ddrOperand(in->addr + ((sp.n0 * IC + ic0) * H + r0) * W * es,
+                          {sp.nT, ic, rows, W}, {IC * H * W, H * W, W, 1},
                           *dtype));
     }
-    auto [o, unused] = pipe.acquire(kOut, int64_t(i));
+    // The output tile stays put while its slices accumulate.
+    auto [o, unused] = pipe.acquire(kOut, st.o * int64_t(sps.size()) + st.p);
     (void)unused;
     bufs[i] = {w, b, x, o};
   };
@@ -283,9 +318,13 @@ LogicalResult ConvModel::codegen(Operation *operation,
   for (size_t i = 0; i < steps.size(); ++i) {
     if (i + 1 < steps.size())
       loadStep(i + 1);
-    const OcTile &t = tiles[steps[i].first];
-    const Sp &sp = sps[steps[i].second];
+    const Step &st = steps[i];
+    const OcTile &t = tiles[st.o];
+    const Sp &sp = sps[st.p];
     auto [w, b, x, o] = bufs[i];
+    int64_t ic0, ic, wi0, wic;
+    slice(t, st, ic0, ic, wi0, wic);
+    bool first = st.c == 0, last = st.c == nIc - 1;
     int64_t r0, rows, padT, padB;
     inRows(sp, r0, rows, padT, padB);
     chip::ConvParams cp;
@@ -294,14 +333,17 @@ LogicalResult ConvModel::codegen(Operation *operation,
     cp.pad_top = int(padT), cp.pad_bottom = int(padB);
     cp.pad_left = int(pads[1]), cp.pad_right = int(pads[3]);
     cp.groups = int(t.groups);
-    cp.relu = relu;
+    cp.relu = relu && last;
+    cp.accumulate = !first;
     Operand outL = lmemTensor(o->addr, sp.nT, t.oc, sp.ohT, OW, *dtype);
     Operand biasL;
-    if (hasBias)
+    if (hasBias && first)
       biasL = lmemTensor(b->addr, 1, t.oc, 1, 1, *dtype);
-    ctx.tiu(makeConv(outL, lmemTensor(x->addr, sp.nT, t.ic, rows, W, *dtype),
-                     lmemTensor(w->addr, ICg, t.oc, KH, KW, *dtype), biasL, cp),
+    ctx.tiu(makeConv(outL, lmemTensor(x->addr, sp.nT, ic, rows, W, *dtype),
+                     lmemTensor(w->addr, wic, t.oc, KH, KW, *dtype), biasL, cp),
             {w, b, x, o});
+    if (!last)
+      continue;
     if (relu && limit >= 0)
       ctx.tiu(makeBinaryScalar(BinaryOp::Min, outL, outL, limit), {o});
     ctx.store(ddrOperand(out->addr + ((sp.n0 * OC + t.o0) * OH + sp.oh0) * OW * es,

@@ -8,6 +8,12 @@
 // tile and the ReLU applied by the last. Weights keep their row-major [K, N]
 // layout, which is already the right operand's.
 //
+// With a single row (M = 1, e.g. batch-1 fully-connected layers) that layout
+// would use one lane. A constant [K, N] right operand is then stored
+// transposed, [N, K], and becomes the left operand of out^T = W^T x^T, so
+// the N outputs spread over the lanes; the bias and relu follow as one
+// binary add (the bias varies along lanes, the matmul bias along N').
+//
 //===----------------------------------------------------------------------===//
 #include "Common.h"
 
@@ -18,14 +24,126 @@ namespace tpuc {
 namespace backend {
 namespace {
 
+/// A single row times a constant [K, N] weight used by this op only.
+bool isRowTimesWeight(tpu::MatMulOp op) {
+  auto a = getShape(op.getInput()), b = getShape(op.getRight());
+  return b.size() == 2 && op.getRight().getDefiningOp<top::WeightOp>() &&
+         op.getRight().hasOneUse() && !a.empty() &&
+         numElements(a) == a.back();
+}
+
 struct MatMulModel
     : public CodegenInterface::ExternalModel<MatMulModel, tpu::MatMulOp> {
+  LogicalResult layoutWeight(Operation *op, unsigned index,
+                             std::vector<float> &data) const {
+    if (index != 1 || !isRowTimesWeight(cast<tpu::MatMulOp>(op)))
+      return success();
+    auto b = getShape(op->getOperand(1));
+    int64_t K = b[0], N = b[1];
+    std::vector<float> t(data.size());
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n)
+        t[n * K + k] = data[k * N + n];
+    data = std::move(t);
+    return success();
+  }
   int64_t getMacs(Operation *op) const {
     auto a = getShape(op->getOperand(0));
     return numElements(getShape(op->getResult(0))) * a.back();
   }
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const;
 };
+
+/// out^T [N, 1] = W^T [N, K] x^T [K, 1] with N on lanes (see the header).
+LogicalResult rowTimesWeight(tpu::MatMulOp op, CodegenContext &ctx,
+                             const Tensor &x, const Tensor &w,
+                             const Tensor &out, bool hasBias,
+                             uint64_t biasAddr, DType t) {
+  const int64_t es = dtypeSize(t), L = ctx.lanes();
+  const int64_t K = x.shape.back(), N = out.shape.back();
+  const int64_t budget = int64_t(ctx.lmemFree()) - 10 * 64;
+  auto roundLanes = [&](int64_t v) { return std::max(L, ceilDiv(v, L) * L); };
+  // At least a few N tiles so loads overlap compute; whole K if it fits.
+  int64_t nT = std::min(N, roundLanes(ceilDiv(N, 4))), kT = K;
+  auto fits = [&]() {
+    int64_t rows = ceilDiv(nT, L);
+    return (2 * rows * kT + 2 * ceilDiv(kT, L) + 4 * rows) * es <= budget;
+  };
+  while (!fits()) {
+    if (nT > L)
+      nT = roundLanes(nT / 2);
+    else if (kT > L)
+      kT = std::max(L, kT / L / 2 * L);
+    else if (kT > 1)
+      kT = ceilDiv(kT, 2);
+    else if (nT > 1)
+      nT = ceilDiv(nT, 2);
+    else
+      return ctx.error() << "does not fit local memory";
+  }
+  const int64_t nN = ceilDiv(N, nT), nK = ceilDiv(K, kT);
+  Pipeline pipe;
+  enum { kLeft, kRight, kBias, kOut };
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, nT, 1, kT}, t), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, 1}, t),
+                           nK == 1 ? 1 : 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, nT, 1, 1}, t), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, nT, 1, 1}, t), 2)))
+    return failure();
+  auto ext = [](int64_t i, int64_t tile, int64_t total) {
+    return std::min(tile, total - i * tile);
+  };
+  SmallVector<std::pair<int64_t, int64_t>> steps; // (n tile, k tile)
+  for (int64_t ni = 0; ni < nN; ++ni)
+    for (int64_t ki = 0; ki < nK; ++ki)
+      steps.push_back({ni, ki});
+  SmallVector<std::array<LBuf *, 4>> bufs(steps.size());
+  auto loadStep = [&](size_t i) {
+    auto [ni, ki] = steps[i];
+    int64_t n = ext(ni, nT, N), k = ext(ki, kT, K);
+    auto [l, newL] = pipe.acquire(kLeft, ni * nK + ki);
+    if (newL)
+      ctx.load(*l, lmemTensor(l->addr, 1, n, 1, k, t),
+               ddrOperand(w.addr + (ni * nT * K + ki * kT) * es, {1, n, 1, k},
+                          {N * K, K, K, 1}, t));
+    auto [r, newR] = pipe.acquire(kRight, ki);
+    if (newR)
+      ctx.load(*r, lmemTensor(r->addr, 1, k, 1, 1, t),
+               ddrOperand(x.addr + ki * kT * es, {1, k, 1, 1}, {K, 1, 1, 1},
+                          t));
+    auto [bb, newB] = pipe.acquire(kBias, ni);
+    if (newB && hasBias)
+      ctx.load(*bb, lmemTensor(bb->addr, 1, n, 1, 1, t),
+               ddrOperand(biasAddr + ni * nT * es, {1, n, 1, 1}, {N, 1, 1, 1},
+                          t));
+    bufs[i] = {l, r, bb, pipe.acquire(kOut, ni).first};
+  };
+  loadStep(0);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (i + 1 < steps.size())
+      loadStep(i + 1);
+    auto [ni, ki] = steps[i];
+    int64_t n = ext(ni, nT, N), k = ext(ki, kT, K);
+    auto [l, r, bb, o] = bufs[i];
+    bool last = ki == nK - 1;
+    Operand outL = lmemTensor(o->addr, 1, n, 1, 1, t);
+    ctx.tiu(makeMatMul(outL, lmemTensor(l->addr, 1, n, 1, k, t),
+                       lmemTensor(r->addr, 1, k, 1, 1, t), {},
+                       /*accumulate=*/ki > 0,
+                       /*relu=*/last && !hasBias && op.getDoRelu()),
+            {l, r, bb, o});
+    if (!last)
+      continue;
+    if (hasBias)
+      ctx.tiu(makeBinary(BinaryOp::Add, outL, outL,
+                         lmemTensor(bb->addr, 1, n, 1, 1, t), op.getDoRelu()),
+              {bb, o});
+    ctx.store(
+        ddrOperand(out.addr + ni * nT * es, {1, n, 1, 1}, {N, 1, 1, 1}, t), *o,
+        outL);
+  }
+  return success();
+}
 
 LogicalResult MatMulModel::codegen(Operation *operation,
                                    CodegenContext &ctx) const {
@@ -52,6 +170,8 @@ LogicalResult MatMulModel::codegen(Operation *operation,
   int64_t B = numElements(batch);
   if (M * K * N == 0 || out->numElements() == 0)
     return success();
+  if (isRowTimesWeight(op))
+    return rowTimesWeight(op, ctx, *a, *b, *out, hasBias, biasAddr, *dtype);
 
   // Matrix offsets (in elements) of each operand for every output batch.
   auto batchOffsets = [&](ArrayRef<int64_t> shape) {

@@ -5,7 +5,14 @@
 // (square + reduce mean), rsqrt(var + eps) (binary scalar + active), the
 // normalised product and the affine weight/bias (broadcast over lanes,
 // loaded once). Softmax views [O, D, I] as [1, O, D, I] and reduces D along
-// H: max, subtract, exp, sum, divide. The normalised dims are not split.
+// H: max, subtract, exp, sum, divide.
+//
+// A normalised row too long for LMEM is streamed in chunks of D (LayerNorm
+// viewed as [1, O, I, 1]) three times: two passes reduce each chunk into a
+// column of partial results that one more reduction combines (mean then
+// variance, or max then the sum of exponentials), the third computes and
+// stores the output. Two separate statistics passes keep the variance
+// exact (centred) like the single-tile path.
 //
 //===----------------------------------------------------------------------===//
 #include "Common.h"
@@ -36,6 +43,121 @@ bool pickRows(int64_t O, int64_t I, int64_t L, int64_t budget,
     while (oT < O && need(std::min(O, oT + L), I) <= budget)
       oT = std::min(O, oT + L);
   return true;
+}
+
+/// One chunk of rows [o0, o0+o) x [d0, d0+d) x [i0, i0+i) in pass `pass`.
+struct Chunk {
+  int64_t o0, o, d0, d, i0, i;
+  int pass;
+  int64_t c, nC;
+  bool last() const { return c == nC - 1; }
+};
+
+/// The LMEM operands of a chunk: x and y [1,o,d,i]; `part` is row c of the
+/// partial results `parts` [1,o,nC,i]; s0, s1 [1,o,1,i] statistics; vecs
+/// [1,1,d,i] per-chunk slices of broadcast inputs (last pass only).
+struct ChunkOps {
+  Operand x, y, part, parts, s0, s1;
+  SmallVector<Operand, 2> vecs;
+  SmallVector<LBuf *, 10> bufs;
+  CodegenContext *ctx;
+  uint32_t emit(const Instruction &inst) { return ctx->tiu(inst, bufs); }
+};
+
+/// Streams [O, D, I] through LMEM in D-chunks, three passes per (O, I)
+/// tile; `compute` emits the TIU work of a chunk and y is stored after the
+/// last pass. `vecAddrs` are [D, I] inputs broadcast over O, loaded chunk by
+/// chunk for the last pass.
+LogicalResult
+streamRowChunks(CodegenContext &ctx, uint64_t inAddr, uint64_t outAddr,
+                int64_t O, int64_t D, int64_t I, DType t,
+                ArrayRef<uint64_t> vecAddrs,
+                function_ref<void(const Chunk &, ChunkOps &)> compute) {
+  const int64_t L = ctx.lanes(), es = dtypeSize(t);
+  const int64_t nv = int64_t(vecAddrs.size());
+  const int64_t budget = int64_t(ctx.lmemFree()) / es - (10 + 2 * nv) * 64 / es;
+  auto need = [&](int64_t o, int64_t d, int64_t i) {
+    return ceilDiv(o, L) * (4 * d * i + ceilDiv(D, d) * i + 2 * i) +
+           2 * nv * d * i;
+  };
+  int64_t oT = std::min(O, L), dT = D, iT = I;
+  while (need(oT, dT, iT) > budget) {
+    // Shorter chunks mean more partial results: stop when they cost more.
+    if (dT > 1 && need(oT, ceilDiv(dT, 2), iT) < need(oT, dT, iT))
+      dT = ceilDiv(dT, 2);
+    else if (iT > 1)
+      iT = ceilDiv(iT, 2);
+    else if (oT > 1)
+      oT = ceilDiv(oT, 2);
+    else
+      return ctx.error() << "does not fit local memory: " << D
+                         << " partial results per row";
+  }
+  const int64_t nC = ceilDiv(D, dT);
+  Pipeline pipe;
+  enum { kIn, kOut, kParts, kS0, kS1, kVec };
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, dT, iT}, t), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, dT, iT}, t), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, nC, iT}, t), 1)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, t), 1)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, t), 1)))
+    return failure();
+  for (int64_t v = 0; v < nv; ++v)
+    if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, 1, dT, iT}, t), 2)))
+      return failure();
+  LBuf *parts = pipe.acquire(kParts, 0).first, *s0 = pipe.acquire(kS0, 0).first,
+       *s1 = pipe.acquire(kS1, 0).first;
+
+  SmallVector<Chunk> steps;
+  for (int64_t o = 0; o < O; o += oT)
+    for (int64_t i = 0; i < I; i += iT)
+      for (int pass = 0; pass < 3; ++pass)
+        for (int64_t c = 0; c < nC; ++c)
+          steps.push_back({o, std::min(oT, O - o), c * dT,
+                           std::min(dT, D - c * dT), i, std::min(iT, I - i),
+                           pass, c, nC});
+  auto view = [&](uint64_t base, const Chunk &k) {
+    return ddrOperand(base + ((k.o0 * D + k.d0) * I + k.i0) * es,
+                      {1, k.o, k.d, k.i}, {O * D * I, D * I, I, 1}, t);
+  };
+  std::vector<ChunkOps> ops(steps.size());
+  auto loadStep = [&](size_t n) {
+    const Chunk &k = steps[n];
+    ChunkOps &c = ops[n];
+    c.ctx = &ctx;
+    LBuf *x = pipe.acquire(kIn, int64_t(n)).first,
+         *y = pipe.acquire(kOut, int64_t(n)).first;
+    c.x = lmemTensor(x->addr, 1, k.o, k.d, k.i, t);
+    c.y = lmemTensor(y->addr, 1, k.o, k.d, k.i, t);
+    ctx.load(*x, c.x, view(inAddr, k));
+    c.bufs = {x, y, parts, s0, s1};
+    if (k.pass == 2)
+      for (int64_t v = 0; v < nv; ++v) {
+        auto [b, fresh] = pipe.acquire(kVec + v, k.i0 / iT * nC + k.c);
+        Operand vl = lmemTensor(b->addr, 1, 1, k.d, k.i, t);
+        if (fresh)
+          ctx.load(*b, vl,
+                   ddrOperand(vecAddrs[v] + (k.d0 * I + k.i0) * es,
+                              {1, 1, k.d, k.i}, {D * I, D * I, I, 1}, t));
+        c.vecs.push_back(vl);
+        c.bufs.push_back(b);
+      }
+    c.parts = lmemTensor(parts->addr, 1, k.o, k.nC, k.i, t);
+    c.part = c.parts;
+    c.part.addr += uint64_t(k.c * k.i * es);
+    c.part.shape[2] = 1;
+    c.s0 = lmemTensor(s0->addr, 1, k.o, 1, k.i, t);
+    c.s1 = lmemTensor(s1->addr, 1, k.o, 1, k.i, t);
+  };
+  loadStep(0);
+  for (size_t n = 0; n < steps.size(); ++n) {
+    if (n + 1 < steps.size())
+      loadStep(n + 1);
+    compute(steps[n], ops[n]);
+    if (steps[n].pass == 2)
+      ctx.store(view(outAddr, steps[n]), *ops[n].bufs[1], ops[n].y);
+  }
+  return success();
 }
 
 struct LayerNormModel
@@ -74,9 +196,43 @@ struct LayerNormModel
     auto need = [&](int64_t o, int64_t i) {
       return ceilDiv(o, L) * (5 * i + 2) + 2 * i;
     };
-    if (!pickRows(O, I, L, budget, need, /*splitI=*/false, oT, iT))
-      return ctx.error() << "does not fit local memory: a row of " << I
-                         << " elements is too long";
+    const float eps = float(op.getEpsilon().convertToDouble());
+    if (!pickRows(O, I, L, budget, need, /*splitI=*/false, oT, iT)) {
+      SmallVector<uint64_t, 2> vecs;
+      if (hasW)
+        vecs.push_back(wAddr);
+      if (hasB)
+        vecs.push_back(bAddr);
+      const double n = double(I);
+      return streamRowChunks(
+          ctx, in->addr, out->addr, O, I, 1, *dtype, vecs,
+          [&](const Chunk &k, ChunkOps &c) {
+            if (k.pass == 0) { // mean
+              c.emit(makeReduce(chip::ReduceMode::Sum, c.part, c.x, 2));
+              if (k.last()) {
+                c.emit(makeReduce(chip::ReduceMode::Sum, c.s0, c.parts, 2));
+                c.emit(makeBinaryScalar(BinaryOp::Div, c.s0, c.s0, n));
+              }
+            } else if (k.pass == 1) { // 1 / sqrt(variance + eps)
+              c.emit(makeBinary(BinaryOp::Sub, c.y, c.x, c.s0));
+              c.emit(makeActive(ActOp::Square, c.y, c.y));
+              c.emit(makeReduce(chip::ReduceMode::Sum, c.part, c.y, 2));
+              if (k.last()) {
+                c.emit(makeReduce(chip::ReduceMode::Sum, c.s1, c.parts, 2));
+                c.emit(makeBinaryScalar(BinaryOp::Div, c.s1, c.s1, n));
+                c.emit(makeBinaryScalar(BinaryOp::Add, c.s1, c.s1, eps));
+                c.emit(makeActive(ActOp::Rsqrt, c.s1, c.s1));
+              }
+            } else {
+              c.emit(makeBinary(BinaryOp::Sub, c.y, c.x, c.s0));
+              c.emit(makeBinary(BinaryOp::Mul, c.y, c.y, c.s1));
+              for (size_t v = 0; v < c.vecs.size(); ++v) {
+                BinaryOp f = hasW && v == 0 ? BinaryOp::Mul : BinaryOp::Add;
+                c.emit(makeBinary(f, c.y, c.y, c.vecs[v]));
+              }
+            }
+          });
+    }
     Pipeline pipe;
     enum { kIn, kOut, kTmp, kMean, kVar, kW, kB };
     std::array<int64_t, 4> row{1, oT, 1, I}, stat{1, oT, 1, 1},
@@ -111,7 +267,6 @@ struct LayerNormModel
                           *dtype));
       bufs[k] = {x, pipe.acquire(kOut, int64_t(k)).first};
     };
-    const float eps = float(op.getEpsilon().convertToDouble());
     loadStep(0);
     for (size_t k = 0; k < starts.size(); ++k) {
       if (k + 1 < starts.size())
@@ -165,8 +320,25 @@ struct SoftmaxModel
     };
     int64_t oT, iT;
     if (!pickRows(O, I, L, budget, need, /*splitI=*/true, oT, iT))
-      return ctx.error() << "does not fit local memory: the softmax axis has "
-                         << D << " elements";
+      return streamRowChunks(
+          ctx, in->addr, out->addr, O, D, I, *dtype, {},
+          [&](const Chunk &k, ChunkOps &c) {
+            if (k.pass == 0) { // max
+              c.emit(makeReduce(chip::ReduceMode::Max, c.part, c.x, 2));
+              if (k.last())
+                c.emit(makeReduce(chip::ReduceMode::Max, c.s0, c.parts, 2));
+              return;
+            }
+            c.emit(makeBinary(BinaryOp::Sub, c.y, c.x, c.s0));
+            c.emit(makeActive(ActOp::Exp, c.y, c.y));
+            if (k.pass == 1) { // sum of exponentials
+              c.emit(makeReduce(chip::ReduceMode::Sum, c.part, c.y, 2));
+              if (k.last())
+                c.emit(makeReduce(chip::ReduceMode::Sum, c.s1, c.parts, 2));
+            } else {
+              c.emit(makeBinary(BinaryOp::Div, c.y, c.y, c.s1));
+            }
+          });
     Pipeline pipe;
     enum { kIn, kOut, kMax, kSum };
     if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, D, iT}, *dtype), 2)) ||

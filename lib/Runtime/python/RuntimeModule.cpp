@@ -307,17 +307,19 @@ PYBIND11_MODULE(_runtime, m) {
 
   m.def("make_conv", [](const Operand &out, const Operand &in, const Operand &w, const py::object &bias,
                         std::array<int, 2> stride, std::array<int, 2> dil, std::array<int, 4> pads,
-                        int groups, bool relu) {
+                        int groups, bool relu, bool accumulate) {
     ConvParams p;
     p.stride_h = stride[0]; p.stride_w = stride[1];
     p.dilation_h = dil[0]; p.dilation_w = dil[1];
     p.pad_top = pads[0]; p.pad_bottom = pads[1]; p.pad_left = pads[2]; p.pad_right = pads[3];
-    p.groups = groups; p.relu = relu;
+    p.groups = groups; p.relu = relu; p.accumulate = accumulate;
     return makeConv(out, in, w, optOperand(bias), p);
   }, py::arg("out"), py::arg("input"), py::arg("weight"), py::arg("bias") = py::none(),
      py::arg("stride") = std::array<int, 2>{1, 1}, py::arg("dilation") = std::array<int, 2>{1, 1},
      py::arg("pads") = std::array<int, 4>{0, 0, 0, 0}, py::arg("groups") = 1, py::arg("relu") = false,
-     "pads are (top, bottom, left, right); weight is [IC/groups, OC, KH, KW]");
+     py::arg("accumulate") = false,
+     "pads are (top, bottom, left, right); weight is [IC/groups, OC, KH, KW]; "
+     "accumulate adds the result to out");
   m.def("make_matmul", [](const Operand &out, const Operand &l, const Operand &r, const py::object &bias,
                           bool acc, bool relu) { return makeMatMul(out, l, r, optOperand(bias), acc, relu); },
         py::arg("out"), py::arg("left"), py::arg("right"), py::arg("bias") = py::none(),

@@ -82,6 +82,31 @@ def test_conv_relu_f16_in_f32_out(edge, rng):
     np.testing.assert_allclose(p.read(out), ref, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+def test_conv_accumulate_over_input_channel_slices(edge, rng, dtype):
+    # Three input-channel slices into one dst: bias with the first, relu with
+    # the last, equals the whole conv.
+    x = rand(rng, (1, 12, 6, 7), dtype)
+    wt = rand(rng, (12, 5, 3, 3), dtype, 0.5)
+    is_int = np.dtype(dtype).kind == "i"
+    b = rand(rng, (1, 5, 1, 1), np.int32 if is_int else np.float32)
+    ref = np.maximum(conv_ref(x, wt, b, (1, 1), (1, 1), (1, 1, 1, 1), 1), 0)
+    p = Prog(edge)
+    bl = p.load(b)
+    o = p.lmem(list(ref.shape), rt.chip_dtype(np.dtype(np.int32 if is_int else dtype)))
+    for k, (lo, hi) in enumerate([(0, 4), (4, 9), (9, 12)]):
+        xl, wl = p.load(np.ascontiguousarray(x[:, lo:hi])), p.load(np.ascontiguousarray(wt[lo:hi]))
+        p.tiu(rt.make_conv(o, xl, wl, bl if k == 0 else None, pads=(1, 1, 1, 1),
+                           relu=k == 2, accumulate=k > 0))
+    out = p.store(o)
+    p.run()
+    got = p.read(out)
+    if is_int:
+        assert np.array_equal(got, ref.astype(np.int64))
+    else:
+        assert_close(got, ref, dtype, mag=np.abs(ref).max())
+
+
 # --- matmul -----------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", FLOATS + [np.int8, np.uint8])

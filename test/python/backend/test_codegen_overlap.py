@@ -1,0 +1,69 @@
+"""Overlap between ops: the next op's weight loads, and loads of tensors
+stored before the previous op, enter the GDMA queue ahead of the previous
+op's trailing stores; buffers are fenced only on the instructions that
+touched their LMEM range. The cmodel reads sources at an instruction's start
+and publishes results at its end, so a missing wait shows up as wrong
+numbers in `check` (every named tensor, dumped at its completion id)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from backendutil import CHIPS, Net, check
+from test_codegen_ops import conv
+
+pytestmark = pytest.mark.parametrize("chip", CHIPS)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(5)
+
+
+def records(o, engine):
+    return sorted((r for r in o.stats.raw.records if r["engine"] == engine),
+                  key=lambda r: r["id"])
+
+
+def test_next_weights_load_during_compute(chip, rng, tmp_path):
+    net = Net()
+    x = net.input("x", rng.standard_normal((1, 8, 8, 8)))
+    y, s = conv(net, x, (1, 8, 8, 8), 8, (3, 3), pads=(1, 1, 1, 1), bias=False, rng=rng,
+                name="c1")
+    z, _ = conv(net, y, s, 8, (3, 3), pads=(1, 1, 1, 1), bias=False, rng=rng, name="c2")
+    o = check(net, [z], chip, tmp_path)
+    tiu, gdma = records(o, "TIU"), records(o, "GDMA")
+    assert [r["name"] for r in tiu] == ["conv", "conv"]
+    # GDMA 1-2 load c1's weight and input; 3 is c2's weight, loaded while c1
+    # computes, ahead of c1's store.
+    assert gdma[2]["start"] < tiu[0]["end"]
+
+
+def test_chain_with_residuals_and_reuse(chip, rng, tmp_path):
+    # Residual adds read tensors stored several ops earlier; tensors are
+    # large enough to tile and small enough for addresses to be reused.
+    shape = (1, 24, 20, 20)
+    net = Net()
+    x = net.input("x", rng.standard_normal(shape))
+    h = x
+    for i in range(4):
+        a, s = conv(net, h, shape, 24, (3, 3), pads=(1, 1, 1, 1), relu=True, rng=rng,
+                    name=f"a{i}")
+        b, _ = conv(net, a, s, 24, (1, 1), rng=rng, name=f"b{i}")
+        h = net.op("tpu.Add", [b, h], shape, "", f"add{i}")
+    p = net.op("tpu.MaxPool", [h], (1, 24, 10, 10),
+               "kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 0, 0]", "pool")
+    check(net, [p, h], chip, tmp_path)
+
+
+def test_consecutive_ops_sharing_lmem(chip, rng, tmp_path):
+    # Each conv and the softmax fill most of LMEM, so consecutive ops' buffers
+    # overlap and the first loads of one must wait for the other's compute.
+    shape = (1, 40, 70, 96) if chip == "tpu_edge" else (1, 16, 260, 256)
+    net = Net()
+    x = net.input("x", rng.standard_normal(shape))
+    y, s = conv(net, x, shape, 19, (3, 3), pads=(1, 1, 1, 1), relu=True, rng=rng, name="c1")
+    z, s = conv(net, y, s, 21, (3, 3), pads=(1, 1, 1, 1), rng=rng, name="c2")
+    sm = net.op("tpu.Softmax", [z], s, "axis = 3 : i64", "sm")
+    w, _ = conv(net, sm, s, 17, (1, 1), rng=rng, name="c3")
+    check(net, [w], chip, tmp_path)
