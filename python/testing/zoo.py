@@ -28,7 +28,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ModelSpec", "ZOO", "export", "export_all"]
+__all__ = ["LARGE", "ModelSpec", "ZOO", "export", "export_all"]
 
 DEFAULT_OPSET = 17
 
@@ -203,12 +203,12 @@ def _build_torch_models():
     return {"cnn_bn": CnnBn, "resnet18": ResNet18, "mobilenetv2": MobileNetV2, "bert_layer": BertLayer, "mlp": Mlp}
 
 
-def _make_torch(kind: str) -> Callable[[int], object]:
+def _make_torch(kind: str, **sizes) -> Callable[[int], object]:
     def make(seed: int = 0):
         torch = _torch()
         with torch.random.fork_rng(devices=[]):  # deterministic without disturbing the caller's RNG
             torch.manual_seed(seed)
-            module = _build_torch_models()[kind]()
+            module = _build_torch_models()[kind](**sizes)
             # Non-trivial normalization parameters, so BN/LN are not near-identity.
             for m in module.modules():
                 if isinstance(m, (torch.nn.BatchNorm2d, torch.nn.LayerNorm)):
@@ -337,9 +337,9 @@ def build_ops_math(opset: int) -> onnx.ModelProto:
 # --------------------------------------------------------------------------- registry
 
 
-def _torch_spec(name, shape, description, required_ops=()):
-    return ModelSpec(name, {"input": shape}, ("output",), description, make_module=_make_torch(name),
-                     required_ops=required_ops)
+def _torch_spec(name, shape, description, required_ops=(), kind=None, **sizes):
+    return ModelSpec(name, {"input": shape}, ("output",), description,
+                     make_module=_make_torch(kind or name, **sizes), required_ops=required_ops)
 
 
 def _helper_specs(base: str, builder, inputs, outputs, description, int_ranges=None):
@@ -368,6 +368,18 @@ ZOO: dict[str, ModelSpec] = {
 }
 
 
+# Full-size models for benchmarks (seconds on the cmodel, too slow for tests).
+LARGE: dict[str, ModelSpec] = {
+    s.name: s
+    for s in [
+        _torch_spec("resnet18_full", (1, 3, 224, 224), "ResNet-18, widths 64-128-256-512, 1000 classes",
+                    kind="resnet18", widths=(64, 128, 256, 512), num_classes=1000),
+        _torch_spec("bert_base_layer", (1, 128, 768), "BERT-base encoder layer: hidden 768, 12 heads, FFN 3072",
+                    kind="bert_layer", hidden=768, heads=12, ffn=3072),
+    ]
+}
+
+
 def export(name: str, out_dir: str | Path, opset: int | None = None) -> Path:
     """Write zoo model ``name`` to ``out_dir`` and return the path.
 
@@ -376,9 +388,9 @@ def export(name: str, out_dir: str | Path, opset: int | None = None) -> Path:
     name.  Raises KeyError for an unknown name and RuntimeError when the
     export lost an op the entry requires (e.g. BatchNorm folded away).
     """
-    if name not in ZOO:
-        raise KeyError(f"unknown zoo model {name!r}; known: {', '.join(ZOO)}")
-    spec = ZOO[name]
+    spec = ZOO.get(name) or LARGE.get(name)
+    if spec is None:
+        raise KeyError(f"unknown zoo model {name!r}; known: {', '.join([*ZOO, *LARGE])}")
     opset = spec.opset if opset is None else opset
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
