@@ -9,6 +9,7 @@
 #include "tpuc/Support/Module.h"
 #include "tpuc/Backend/Codegen.h"
 #include "tpuc/Backend/CodegenInterface.h"
+#include "tpuc/Backend/LayerGroup.h"
 #include "tpuc/Backend/Passes.h"
 #include "tpuc/Backend/Target.h"
 #include "tpuc/Chip/BModel.h"
@@ -173,6 +174,44 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
     }
 
     CodegenContext ctx(bm.target, bm.plan.regions());
+    auto name = [&](Operation *op) {
+      std::string n = tpuc::getOpName(op);
+      if (n.empty() || !names.insert(n).second)
+        return;
+      chip::NamedTensor t;
+      t.info = tensorInfo(n, op->getResult(0), *ddrAddr(op->getResult(0)));
+      t.engine = chip::Engine::GDMA;
+      size_t index = net.tensors.size();
+      net.tensors.push_back(t);
+      ctx.whenStored(
+          [&net, index](uint32_t id) { net.tensors[index].after_id = id; });
+    };
+    auto groupOf = [&](Operation &op) -> std::optional<int64_t> {
+      if (auto g = op.getAttrOfType<IntegerAttr>(kGroupAttr);
+          g && layerGroup)
+        return g.getInt();
+      return std::nullopt;
+    };
+    SmallVector<Operation *> group;
+    std::optional<int64_t> groupId;
+    // Emits the pending group; only its stored results become tensors.
+    auto flushGroup = [&]() -> LogicalResult {
+      if (group.empty())
+        return success();
+      ctx.beginOp(group.front());
+      if (failed(emitLayerGroup(ctx, group)) || failed(ctx.endOp()))
+        return failure();
+      for (Operation *op : group) {
+        ctx.macs += cast<CodegenInterface>(op).getMacs();
+        if (llvm::any_of(op->getResult(0).getUsers(), [&](Operation *u) {
+              return !llvm::is_contained(group, u);
+            }))
+          name(op);
+      }
+      group.clear();
+      groupId.reset();
+      return success();
+    };
     for (Operation &op : body.without_terminator()) {
       if (!isa<tpu::TpuDialect>(op.getDialect()))
         continue;
@@ -183,21 +222,28 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       if (!ddrAddr(op.getResult(0)))
         return op.emitOpError()
                << "has no DDR address; run tpu-assign-address first";
+      std::optional<int64_t> g = groupOf(op);
+      if (g && !canJoinLayerGroup(&op))
+        return op.emitOpError() << "cannot run inside a layer group";
+      if (g && groupId == g) {
+        group.push_back(&op);
+        continue;
+      }
+      if (failed(flushGroup()))
+        return failure();
+      if (g) {
+        group.push_back(&op);
+        groupId = g;
+        continue;
+      }
       ctx.beginOp(&op);
       if (failed(cg.codegen(ctx)) || failed(ctx.endOp()))
         return failure();
       ctx.macs += cg.getMacs();
-      std::string name = tpuc::getOpName(&op);
-      if (name.empty() || !names.insert(name).second)
-        continue;
-      chip::NamedTensor t;
-      t.info = tensorInfo(name, op.getResult(0), *ddrAddr(op.getResult(0)));
-      t.engine = chip::Engine::GDMA;
-      size_t index = net.tensors.size();
-      net.tensors.push_back(t);
-      ctx.whenStored(
-          [&net, index](uint32_t id) { net.tensors[index].after_id = id; });
+      name(&op);
     }
+    if (failed(flushGroup()))
+      return failure();
     ctx.finish();
     llvm::StringSet<> outNames;
     for (Value v : body.getTerminator()->getOperands()) {

@@ -15,7 +15,7 @@ import sys
 
 from ..compare import NpzError
 from ..compiler import CompileError
-from ..deploy import MODES, deploy
+from ..deploy import LAYER_GROUP_DEFAULT, MODES, deploy
 from ..runtime import ChipError
 from ._cli import add_compare_args, print_comparison, print_deploy_stats, setup_logging
 
@@ -33,6 +33,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test_reference", help="reference tensors (.npz from model_transform)")
     p.add_argument("--compare_all", action="store_true",
                    help="compare every tensor of the cmodel, not only the outputs")
+    p.add_argument("--layer_group", dest="layer_group", action="store_true",
+                   help="keep runs of ops in local memory (tpu-layer-group); their "
+                        "inner tensors are not stored, so they cannot be dumped")
+    p.add_argument("--disable_layer_group", dest="layer_group", action="store_false",
+                   help="compile every op on its own so every tensor reaches DDR "
+                        "and can be dumped (slower; for hunting accuracy problems)")
+    p.set_defaults(layer_group=LAYER_GROUP_DEFAULT)
     add_compare_args(p)
     return p
 
@@ -44,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         r = deploy(args.mlir, quantize=args.quantize, chip=args.chip,
                    model_path=args.model, test_input=args.test_input,
                    test_reference=args.test_reference, compare_all=args.compare_all,
-                   tolerance=args.tolerance, excepts=tuple(args.excepts))
+                   tolerance=args.tolerance, excepts=tuple(args.excepts),
+                   layer_group=args.layer_group)
     except (CompileError, ChipError, NpzError, FileNotFoundError, ValueError) as e:
         msg = str(e).strip().replace("\n", " | ")
         print(f"model_deploy.py: error: {msg}", file=sys.stderr)

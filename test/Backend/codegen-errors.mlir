@@ -48,3 +48,24 @@ func.func @too_big(%arg0: tensor<1x1x1x100000xf32>) -> tensor<1x1x1x50000xf32> {
   %p = "tpu.MaxPool"(%x) {kernel_shape = [1, 2], strides = [1, 2], pads = [0, 0, 0, 0]} : (tensor<1x1x1x100000xf32>) -> tensor<1x1x1x50000xf32>
   return %p : tensor<1x1x1x50000xf32>
 }
+
+// -----
+
+// Hand-written groups the codegen cannot place are diagnostics.
+func.func @bad_group(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("x")
+  // expected-error @+1 {{starts a layer group of 2 ops that does not fit local memory}}
+  %a = "tpu.Active"(%x) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32>
+  %b = "tpu.Active"(%a) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("b")
+  return %b : tensor<1x16x64x129xf32>
+}
+
+// -----
+
+func.func @bad_member(%arg0: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %x = "top.Input"(%arg0) : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("x")
+  // expected-error @+1 {{cannot run inside a layer group}}
+  %a = "tpu.Active"(%x) {mode = "abs", tpu.group = 0 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("b")
+  return %b : tensor<2x8xf32>
+}

@@ -164,6 +164,27 @@ private:
 };
 
 //===----------------------------------------------------------------------===//
+// Layer groups
+//===----------------------------------------------------------------------===//
+
+/// A whole tensor resident in LMEM inside a layer group.
+struct LocalTensor {
+  chip::Operand lmem;
+  LBuf *buf = nullptr;
+};
+
+/// What CodegenInterface::codegenLocal computes on: one entry per op operand
+/// (no buffer for a none operand), the result and scratch tensors.
+struct LocalOperands {
+  llvm::SmallVector<LocalTensor, 4> operands;
+  LocalTensor result;
+  llvm::SmallVector<LocalTensor, 2> temps;
+  CodegenContext *ctx = nullptr;
+  /// Emits a TIU instruction touching every buffer of the op.
+  uint32_t emit(const chip::Instruction &inst);
+};
+
+//===----------------------------------------------------------------------===//
 // Tiling
 //===----------------------------------------------------------------------===//
 

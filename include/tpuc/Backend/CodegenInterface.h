@@ -3,11 +3,13 @@
 #define TPUC_BACKEND_CODEGENINTERFACE_H
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OpDefinition.h"
+#include "llvm/ADT/SmallVector.h"
 #include <vector>
 
 namespace tpuc {
 namespace backend {
 class CodegenContext;
+struct LocalOperands;
 } // namespace backend
 } // namespace tpuc
 

@@ -27,6 +27,27 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       }], "int", "aliasedOperand", (ins), "", [{ return -1; }]>,
     InterfaceMethod<[{ Multiply-accumulates the op performs (roofline). }],
       "int64_t", "getMacs", (ins), "", [{ return 0; }]>,
+    InterfaceMethod<[{
+        Whether the op can compute on whole LMEM-resident tensors (the
+        canonical channels-across-lanes layout) inside a layer group.
+      }], "bool", "supportsLocal", (ins), "", [{ return false; }]>,
+    InterfaceMethod<[{
+        The 4-D shape operand `operandIndex` has in LMEM inside a group (its
+        DDR buffer holds it densely in this shape). Empty: the type's shape
+        with leading 1s.
+      }], "::llvm::SmallVector<int64_t, 4>", "localShape",
+      (ins "unsigned":$operandIndex), "", [{ return {}; }]>,
+    InterfaceMethod<[{
+        Scratch tensors of the result's shape that codegenLocal needs.
+      }], "unsigned", "localTemps", (ins), "", [{ return 0; }]>,
+    InterfaceMethod<[{
+        Emits the TIU instructions computing the result in LMEM from
+        LMEM-resident operands (see LocalOperands). Only called when
+        supportsLocal() holds.
+      }], "::mlir::LogicalResult", "codegenLocal",
+      (ins "::tpuc::backend::CodegenContext &":$ctx,
+           "::tpuc::backend::LocalOperands &":$operands), "",
+      [{ return ::mlir::failure(); }]>,
   ];
 }
 #endif

@@ -28,14 +28,40 @@ def AssignAddress : Pass<"tpu-assign-address", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }
 
+def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
+  let summary = "Group consecutive Tpu ops whose tensors stay in local memory";
+  let description = [{
+    Partitions the entry function into layer groups: runs of consecutive Tpu
+    ops that can compute on whole LMEM-resident tensors
+    (CodegenInterface::supportsLocal: convolutions, pooling, activations,
+    broadcasting binary ops on 4-D tensors) and whose inputs, weights,
+    results and scratch fit the chip's local memory together, dead tensors'
+    space being reused. Every op of a group gets `tpu.group` (the group's
+    id); tpu-codegen then loads each group input once, computes LMEM to
+    LMEM and stores only the results used after the group or returned, so
+    the other results are never in DDR (and cannot be dumped). Groups are
+    formed greedily in program order; a run of one op is not a group.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"tpu_edge\"",
+           "Target chip: a name in chips/ or a path to a description">,
+    Option<"maxOps", "max-ops", "int64_t", "64",
+           "Most ops in one group (0: no limit)">,
+  ];
+  let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
+}
+
 def Codegen : Pass<"tpu-codegen", "::mlir::ModuleOp"> {
   let summary = "Emit GDMA/TIU instructions and write a bmodel";
   let description = [{
     Builds the weight blob (reordering weights into the layouts the chip
     wants, see CodegenInterface::layoutWeight), then lets each Tpu op emit
     its instructions through CodegenInterface, tiling its tensors to fit the
-    local memory and double-buffering loads against compute. Every op's
-    result becomes a named tensor the runtime can dump. Needs the addresses
+    local memory and double-buffering loads against compute. Ops marked
+    `tpu.group` by tpu-layer-group are emitted together with LMEM-resident
+    tensors (CodegenInterface::codegenLocal). Every result stored to DDR
+    becomes a named tensor the runtime can dump; results kept in a group's
+    local memory are not. Needs the addresses
     from tpu-assign-address. The module gets `tpu.macs` (multiply-accumulates
     of the network) and the instruction counts.
   }];
@@ -44,6 +70,9 @@ def Codegen : Pass<"tpu-codegen", "::mlir::ModuleOp"> {
            "Target chip: a name in chips/ or a path to a description">,
     Option<"bmodel", "bmodel", "std::string", "\"\"",
            "Output .bmodel path (empty: generate and check only)">,
+    Option<"layerGroup", "layer-group", "bool", "true",
+           "Emit the groups marked by tpu-layer-group (false: every op on "
+           "its own with its result stored, so every tensor can be dumped)">,
   ];
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }

@@ -41,13 +41,20 @@ FailureOr<DType> floatComputeType(CodegenContext &ctx, ArrayRef<unsigned> skip) 
   return t;
 }
 
-LogicalResult emitActive(StreamTile &t, Operation *op, const Operand &out,
-                         const Operand &in, const Operand &tmp) {
+bool activeNeedsTemp(Operation *op) {
+  auto active = cast<tpu::ActiveOp>(op);
+  return *tpu::parseActiveMode(active.getMode()) == tpu::ActiveMode::Pow;
+}
+
+LogicalResult emitActive(function_ref<uint32_t(const Instruction &)> emit,
+                         Operation *op, const Operand &out, const Operand &in,
+                         const Operand &tmp) {
   auto active = cast<tpu::ActiveOp>(op);
   auto act = [&](ActOp a, const Operand &dst, const Operand &src,
                  float alpha = 0.f, float beta = 0.f) {
-    t.emit(makeActive(a, dst, src, alpha, beta));
+    emit(makeActive(a, dst, src, alpha, beta));
   };
+
   switch (*tpu::parseActiveMode(active.getMode())) {
   case tpu::ActiveMode::Relu:
     if (auto hi = active.getMaxAttr())
@@ -95,7 +102,7 @@ LogicalResult emitActive(StreamTile &t, Operation *op, const Operand &out,
   case tpu::ActiveMode::Pow: {
     double e = active.getExponentAttr().getValueAsDouble();
     if (e == 1.0) {
-      t.emit(makeBinaryScalar(BinaryOp::Mul, out, in, 1.0));
+      emit(makeBinaryScalar(BinaryOp::Mul, out, in, 1.0));
     } else if (e == 2.0) {
       act(ActOp::Square, out, in);
     } else if (e == 0.5) {
@@ -108,13 +115,13 @@ LogicalResult emitActive(StreamTile &t, Operation *op, const Operand &out,
       // Square-and-multiply: `tmp` holds x^(2^k), `out` the product.
       int64_t n = int64_t(std::fabs(e));
       bool have = false;
-      t.emit(makeBinaryScalar(BinaryOp::Mul, tmp, in, 1.0));
+      emit(makeBinaryScalar(BinaryOp::Mul, tmp, in, 1.0));
       while (n) {
         if (n & 1) {
           if (have)
-            t.emit(makeBinary(BinaryOp::Mul, out, out, tmp));
+            emit(makeBinary(BinaryOp::Mul, out, out, tmp));
           else
-            t.emit(makeBinaryScalar(BinaryOp::Mul, out, tmp, 1.0));
+            emit(makeBinaryScalar(BinaryOp::Mul, out, tmp, 1.0));
           have = true;
         }
         n >>= 1;
@@ -130,7 +137,7 @@ LogicalResult emitActive(StreamTile &t, Operation *op, const Operand &out,
     } else {
       // x^e = exp(e * log x): NaN for x < 0 like pow with a fractional e.
       act(ActOp::Log, tmp, in);
-      t.emit(makeBinaryScalar(BinaryOp::Mul, tmp, tmp, e));
+      emit(makeBinaryScalar(BinaryOp::Mul, tmp, tmp, e));
       act(ActOp::Exp, out, tmp);
     }
     return success();

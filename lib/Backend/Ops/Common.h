@@ -31,9 +31,13 @@ mlir::FailureOr<Tensor> getTensor(CodegenContext &ctx, mlir::Value v);
 mlir::FailureOr<chip::DType>
 floatComputeType(CodegenContext &ctx, llvm::ArrayRef<unsigned> skip = {});
 
-/// Appends the emission of `mode` (tpu.Active semantics) from `in` to `out`
-/// on a streamed tile; `tmp` is scratch of the same shape.
-mlir::LogicalResult emitActive(StreamTile &t, mlir::Operation *op,
+/// Emits `op`'s activation (tpu.Active semantics) from `in` to `out` through
+/// `emit` (a TIU instruction on the tile's buffers); `tmp` is scratch of the
+/// same shape, used only by pow (activeNeedsTemp).
+bool activeNeedsTemp(mlir::Operation *op);
+mlir::LogicalResult emitActive(
+    llvm::function_ref<uint32_t(const chip::Instruction &)> emit,
+    mlir::Operation *op,
                                const chip::Operand &out,
                                const chip::Operand &in,
                                const chip::Operand &tmp);

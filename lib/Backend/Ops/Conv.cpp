@@ -55,6 +55,45 @@ struct ConvModel
   }
 
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const;
+
+  bool supportsLocal(Operation *op) const {
+    auto conv = cast<tpu::ConvOp>(op);
+    return conv.getFilter().getDefiningOp<top::WeightOp>() &&
+           getShape(conv.getFilter()).size() == 4 &&
+           getShape(conv.getInput()).size() == 4 &&
+           (isNone(conv.getBias()) ||
+            conv.getBias().getDefiningOp<top::WeightOp>());
+  }
+
+  SmallVector<int64_t, 4> localShape(Operation *op, unsigned index) const {
+    auto f = getShape(op->getOperand(1)); // [OC, IC/g, KH, KW]
+    if (index == 1) // the blob's [IC/g, OC, KH, KW] (layoutWeight)
+      return {f[1], f[0], f[2], f[3]};
+    if (index == 2)
+      return {1, f[0], 1, 1};
+    return {};
+  }
+
+  LogicalResult codegenLocal(Operation *operation, CodegenContext &ctx,
+                             LocalOperands &t) const {
+    auto op = cast<tpu::ConvOp>(operation);
+    auto s = getI64s(op.getStrides()), d = getI64s(op.getDilations()),
+         pads = getI64s(op.getPads());
+    chip::ConvParams cp;
+    cp.stride_h = int(s[0]), cp.stride_w = int(s[1]);
+    cp.dilation_h = int(d[0]), cp.dilation_w = int(d[1]);
+    cp.pad_top = int(pads[0]), cp.pad_left = int(pads[1]);
+    cp.pad_bottom = int(pads[2]), cp.pad_right = int(pads[3]);
+    cp.groups = int(op.getGroup());
+    cp.relu = op.getDoRelu();
+    Operand bias = t.operands[2].buf ? t.operands[2].lmem : Operand();
+    const Operand &out = t.result.lmem;
+    t.emit(makeConv(out, t.operands[0].lmem, t.operands[1].lmem, bias, cp));
+    double limit = op.getReluLimit().convertToDouble();
+    if (op.getDoRelu() && limit >= 0)
+      t.emit(makeBinaryScalar(BinaryOp::Min, out, out, limit));
+    return success();
+  }
 };
 
 LogicalResult ConvModel::codegen(Operation *operation,

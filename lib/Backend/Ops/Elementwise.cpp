@@ -132,6 +132,27 @@ struct BinaryModel
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
     return binaryCodegen(ctx, Kind, cast<OpTy>(op).getDoRelu());
   }
+
+  /// Operands broadcast to the result dim by dim (leading dims added).
+  bool supportsLocal(Operation *op) const {
+    auto out = getShape(op->getResult(0));
+    for (Value v : op->getOperands()) {
+      auto s = getShape(v);
+      if (s.size() > out.size())
+        return false;
+      size_t lead = out.size() - s.size();
+      for (size_t i = 0; i < s.size(); ++i)
+        if (s[i] != 1 && s[i] != out[lead + i])
+          return false;
+    }
+    return true;
+  }
+  LogicalResult codegenLocal(Operation *op, CodegenContext &,
+                             LocalOperands &t) const {
+    t.emit(makeBinary(Kind, t.result.lmem, t.operands[0].lmem,
+                      t.operands[1].lmem, cast<OpTy>(op).getDoRelu()));
+    return success();
+  }
 };
 
 struct ActiveModel
@@ -146,9 +167,23 @@ struct ActiveModel
     LogicalResult r = streamFlat(
         ctx, out->numElements(), out->addr, {in->addr}, *dtype, 1,
         [&](StreamTile &t) {
-          failedAny |= failed(emitActive(t, op, t.out, t.ins[0], t.temps[0]));
+          failedAny |= failed(emitActive(
+              [&](const Instruction &i) { return t.emit(i); }, op, t.out,
+              t.ins[0], t.temps[0]));
         });
     return success(succeeded(r) && !failedAny);
+  }
+
+  bool supportsLocal(Operation *) const { return true; }
+  unsigned localTemps(Operation *op) const {
+    return activeNeedsTemp(op) ? 1 : 0;
+  }
+  LogicalResult codegenLocal(Operation *op, CodegenContext &,
+                             LocalOperands &t) const {
+    const Operand &out = t.result.lmem;
+    return emitActive([&](const Instruction &i) { return t.emit(i); }, op, out,
+                      t.operands[0].lmem,
+                      t.temps.empty() ? out : t.temps[0].lmem);
   }
 };
 

@@ -117,10 +117,39 @@ LogicalResult poolCodegen(OpTy op, CodegenContext &ctx, PoolMode mode,
   return success();
 }
 
+template <typename OpTy>
+LogicalResult poolLocal(OpTy op, LocalOperands &t, PoolMode mode,
+                        bool countPad) {
+  auto k = getI64s(op.getKernelShape()), s = getI64s(op.getStrides()),
+       pads = getI64s(op.getPads());
+  chip::PoolParams pp;
+  pp.kh = int(k[0]), pp.kw = int(k[1]);
+  pp.stride_h = int(s[0]), pp.stride_w = int(s[1]);
+  pp.pad_top = int(pads[0]), pp.pad_left = int(pads[1]);
+  pp.pad_bottom = int(pads[2]), pp.pad_right = int(pads[3]);
+  pp.count_include_pad = countPad;
+  t.emit(makePool(mode, t.result.lmem, t.operands[0].lmem, pp));
+  return success();
+}
+
+/// Pads must stay below the kernel (the instruction's rule) and 2-D.
+template <typename OpTy> bool poolSupportsLocal(OpTy op) {
+  auto k = getI64s(op.getKernelShape()), pads = getI64s(op.getPads());
+  return k.size() == 2 && pads.size() == 4 && pads[0] < k[0] &&
+         pads[2] < k[0] && pads[1] < k[1] && pads[3] < k[1];
+}
+
 struct MaxPoolModel
     : public CodegenInterface::ExternalModel<MaxPoolModel, tpu::MaxPoolOp> {
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
     return poolCodegen(cast<tpu::MaxPoolOp>(op), ctx, PoolMode::Max, false);
+  }
+  bool supportsLocal(Operation *op) const {
+    return poolSupportsLocal(cast<tpu::MaxPoolOp>(op));
+  }
+  LogicalResult codegenLocal(Operation *op, CodegenContext &,
+                             LocalOperands &t) const {
+    return poolLocal(cast<tpu::MaxPoolOp>(op), t, PoolMode::Max, false);
   }
 };
 
@@ -129,6 +158,14 @@ struct AvgPoolModel
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
     auto pool = cast<tpu::AvgPoolOp>(op);
     return poolCodegen(pool, ctx, PoolMode::Avg, pool.getCountIncludePad());
+  }
+  bool supportsLocal(Operation *op) const {
+    return poolSupportsLocal(cast<tpu::AvgPoolOp>(op));
+  }
+  LogicalResult codegenLocal(Operation *op, CodegenContext &,
+                             LocalOperands &t) const {
+    auto pool = cast<tpu::AvgPoolOp>(op);
+    return poolLocal(pool, t, PoolMode::Avg, pool.getCountIncludePad());
   }
 };
 

@@ -1,0 +1,238 @@
+//===- GroupCodegen.cpp - Planning and emitting layer groups --------------===//
+//
+// Every tensor of a group is whole in LMEM in the canonical layout. Inputs
+// and weights are loaded up front in order of first use, so the GDMA fills
+// later ops' operands while the TIU computes earlier ones; results and
+// scratch reuse the space of tensors that died (first fit over live ranges).
+// A buffer placed over dead ones starts fenced on their last TIU and GDMA
+// users, which orders reuse after the reads and stores of the old data.
+//
+//===----------------------------------------------------------------------===//
+#include "tpuc/Backend/LayerGroup.h"
+#include "tpuc/Backend/CodegenInterface.h"
+#include "tpuc/Dialect/Top/IR/TopDialect.h"
+#include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
+#include "tpuc/Support/OpHelpers.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+using namespace tpuc::chip;
+
+namespace tpuc {
+namespace backend {
+
+static constexpr uint64_t kAlign = 64;
+
+uint32_t LocalOperands::emit(const Instruction &inst) {
+  SmallVector<LBuf *, 8> bufs;
+  for (LocalTensor &t : operands)
+    if (t.buf)
+      bufs.push_back(t.buf);
+  bufs.push_back(result.buf);
+  for (LocalTensor &t : temps)
+    bufs.push_back(t.buf);
+  return ctx->tiu(inst, bufs);
+}
+
+static bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
+
+bool canJoinLayerGroup(Operation *op) {
+  if (!isa<tpu::TpuDialect>(op->getDialect()) || op->getNumResults() != 1)
+    return false;
+  auto cg = dyn_cast<CodegenInterface>(op);
+  if (!cg || !cg.supportsLocal() || !isTensor(op->getResult(0)) ||
+      getShape(op->getResult(0)).size() != 4)
+    return false;
+  DType t = chipDType(op->getResult(0).getType());
+  if (!isFloat(t))
+    return false;
+  for (Value v : op->getOperands())
+    if (!isNone(v) && (!isTensor(v) || chipDType(v.getType()) != t ||
+                       getShape(v).size() > 4))
+      return false;
+  return true;
+}
+
+FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
+                                    const Target &target) {
+  GroupPlan plan;
+  const int n = int(ops.size());
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  DenseMap<Value, int> byValue; // inputs and results
+  std::map<std::pair<void *, std::array<int64_t, 4>>, int> weights;
+  auto bytesOf = [&](std::array<int64_t, 4> s, DType t) {
+    uint64_t b = lmemBytesPerLane(uint32_t(s[0]), uint32_t(s[1]),
+                                  uint32_t(s[2]), uint32_t(s[3]), t, 0,
+                                  target.lanes);
+    return (b + kAlign - 1) / kAlign * kAlign;
+  };
+  auto add = [&](GroupPlan::Kind kind, Value v, std::array<int64_t, 4> s,
+                 DType t, int start) {
+    plan.buffers.push_back({kind, v, s, t, start, start, 0, bytesOf(s, t)});
+    return int(plan.buffers.size()) - 1;
+  };
+  for (int k = 0; k < n; ++k) {
+    Operation *op = ops[k];
+    auto cg = cast<CodegenInterface>(op);
+    Value res = op->getResult(0);
+    DType t = chipDType(res.getType());
+    SmallVector<int, 4> opnds;
+    for (OpOperand &o : op->getOpOperands()) {
+      Value v = o.get();
+      if (isNone(v)) {
+        opnds.push_back(-1);
+        continue;
+      }
+      SmallVector<int64_t, 4> ls = cg.localShape(o.getOperandNumber());
+      if (ls.empty()) {
+        auto s = getShape(v);
+        ls.assign(4 - s.size(), 1);
+        ls.append(s.begin(), s.end());
+      }
+      if (ls.size() != 4 || numElements(ls) != numElements(getShape(v)))
+        return failure();
+      std::array<int64_t, 4> s{ls[0], ls[1], ls[2], ls[3]};
+      int idx;
+      if (v.getDefiningOp<top::WeightOp>()) {
+        auto key = std::make_pair(v.getAsOpaquePointer(), s);
+        auto it = weights.find(key);
+        idx = it != weights.end()
+                  ? it->second
+                  : (weights[key] = add(GroupPlan::Kind::Weight, v, s, t, 0));
+      } else {
+        auto it = byValue.find(v);
+        if (it == byValue.end())
+          it = byValue.insert({v, add(GroupPlan::Kind::Input, v, s, t, 0)})
+                   .first;
+        idx = it->second;
+        if (plan.buffers[idx].shape != s)
+          return failure(); // users disagree on the layout
+      }
+      plan.buffers[idx].end = k;
+      opnds.push_back(idx);
+    }
+    plan.operands.push_back(opnds);
+    auto rs = getShape(res);
+    int r = add(GroupPlan::Kind::Result, res, {rs[0], rs[1], rs[2], rs[3]}, t,
+                k);
+    byValue[res] = r;
+    plan.results.push_back(r);
+    SmallVector<int, 2> temps;
+    for (unsigned i = 0; i < cg.localTemps(); ++i)
+      temps.push_back(add(GroupPlan::Kind::Temp, Value(), plan.buffers[r].shape,
+                          t, k));
+    plan.temps.push_back(temps);
+    plan.stored.push_back(llvm::any_of(res.getUsers(), [&](Operation *u) {
+      return !members.contains(u);
+    }));
+  }
+  // First fit in order of start; buffers conflict when their live ranges meet.
+  SmallVector<int> order;
+  for (int i = 0; i < int(plan.buffers.size()); ++i)
+    order.push_back(i);
+  llvm::stable_sort(order, [&](int a, int b) {
+    return plan.buffers[a].start < plan.buffers[b].start;
+  });
+  SmallVector<int> placed;
+  for (int i : order) {
+    GroupPlan::Buffer &b = plan.buffers[i];
+    SmallVector<std::pair<uint64_t, uint64_t>> busy;
+    for (int j : placed) {
+      const GroupPlan::Buffer &o = plan.buffers[j];
+      if (o.start <= b.end && b.start <= o.end)
+        busy.push_back({o.offset, o.offset + o.bytes});
+    }
+    llvm::sort(busy);
+    uint64_t off = 0;
+    for (auto [lo, hi] : busy)
+      if (off + b.bytes > lo && off < hi)
+        off = std::max(off, hi);
+    b.offset = off;
+    plan.bytes = std::max(plan.bytes, off + b.bytes);
+    if (plan.bytes > target.lmem_bytes_per_lane)
+      return failure();
+    placed.push_back(i);
+  }
+  return plan;
+}
+
+LogicalResult emitLayerGroup(CodegenContext &ctx, ArrayRef<Operation *> ops) {
+  auto plan = planLayerGroup(ops, ctx.target());
+  if (failed(plan))
+    return ctx.error() << "starts a layer group of " << ops.size()
+                       << " ops that does not fit local memory";
+  auto base = ctx.alloc(plan->bytes);
+  if (!base)
+    return ctx.error() << "layer group needs " << plan->bytes
+                       << " bytes per lane of local memory";
+  const auto &pb = plan->buffers;
+  std::vector<LBuf> bufs(pb.size());
+  std::vector<bool> made(pb.size(), false);
+  // A buffer starts fenced on the group's base and every earlier buffer of
+  // the group it overlaps.
+  auto make = [&](int i) {
+    LBuf b = *base;
+    b.addr = base->addr + pb[i].offset;
+    b.bytes = pb[i].bytes;
+    for (size_t j = 0; j < pb.size(); ++j)
+      if (made[j] && pb[j].offset < pb[i].offset + pb[i].bytes &&
+          pb[i].offset < pb[j].offset + pb[j].bytes) {
+        b.tiu = std::max(b.tiu, bufs[j].tiu);
+        b.gdma = std::max(b.gdma, bufs[j].gdma);
+      }
+    bufs[i] = b;
+    made[i] = true;
+  };
+  auto lmem = [&](int i) {
+    const auto &s = pb[i].shape;
+    return lmemTensor(bufs[i].addr, uint32_t(s[0]), uint32_t(s[1]),
+                      uint32_t(s[2]), uint32_t(s[3]), pb[i].dtype);
+  };
+  auto ddr = [&](int i, uint64_t addr) {
+    const auto &s = pb[i].shape;
+    return ddrTensor(addr, uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]),
+                     uint32_t(s[3]), pb[i].dtype);
+  };
+
+  // Loads in order of first use.
+  SmallVector<int> loads;
+  for (const auto &opnds : plan->operands)
+    for (int i : opnds)
+      if (i >= 0 && pb[i].kind != GroupPlan::Kind::Result && !made[i]) {
+        auto addr = ddrAddr(pb[i].value);
+        if (!addr)
+          return ctx.error() << "group operand has no DDR address";
+        make(i);
+        ctx.load(bufs[i], lmem(i), ddr(i, *addr));
+      }
+
+  for (size_t k = 0; k < ops.size(); ++k) {
+    LocalOperands lo;
+    lo.ctx = &ctx;
+    for (int i : plan->operands[k])
+      lo.operands.push_back(i < 0 ? LocalTensor{}
+                                  : LocalTensor{lmem(i), &bufs[i]});
+    int r = plan->results[k];
+    make(r);
+    lo.result = {lmem(r), &bufs[r]};
+    for (int i : plan->temps[k]) {
+      make(i);
+      lo.temps.push_back({lmem(i), &bufs[i]});
+    }
+    if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
+      return ops[k]->emitOpError() << "failed to generate code in a layer group";
+    if (!plan->stored[k])
+      continue;
+    auto addr = ddrAddr(pb[r].value);
+    if (!addr)
+      return ops[k]->emitOpError() << "has no DDR address";
+    ctx.store(ddr(r, *addr), bufs[r], lmem(r));
+  }
+  return success();
+}
+
+} // namespace backend
+} // namespace tpuc

@@ -1,0 +1,83 @@
+// RUN: tpuc-opt %s -split-input-file -tpu-layer-group="chip=tpu_edge" | FileCheck %s
+// RUN: tpuc-opt %s -split-input-file -tpu-layer-group="chip=tpu_pro" | FileCheck %s --check-prefix=PRO
+
+// A conv block (conv, depthwise conv with relu, pool, add, per-channel
+// scale) is one group.
+// CHECK-LABEL: func.func @block
+// CHECK: "tpu.Conv"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.Conv"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.MaxPool"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.Add"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.Mul"{{.*}}tpu.group = 0 : i64
+func.func @block(%arg0: tensor<1x8x16x16xf32>) -> tensor<1x16x8x8xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> loc("x")
+  %none = "top.None"() : () -> none
+  %w0 = "top.Weight"() : () -> tensor<16x8x1x1xf32> loc("w0")
+  %b0 = "top.Weight"() : () -> tensor<16xf32> loc("b0")
+  %w1 = "top.Weight"() : () -> tensor<16x1x3x3xf32> loc("w1")
+  %s = "top.Weight"() : () -> tensor<1x16x1x1xf32> loc("s")
+  %c0 = "tpu.Conv"(%x, %w0, %b0) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x8x16x16xf32>, tensor<16x8x1x1xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32> loc("c0")
+  %c1 = "tpu.Conv"(%c0, %w1, %none) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 16 : i64, do_relu = true, relu_limit = 6.0 : f64} : (tensor<1x16x16x16xf32>, tensor<16x1x3x3xf32>, none) -> tensor<1x16x16x16xf32> loc("c1")
+  %p = "tpu.MaxPool"(%c1) {kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 0, 0]} : (tensor<1x16x16x16xf32>) -> tensor<1x16x8x8xf32> loc("p")
+  %a = "tpu.Add"(%p, %p) : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> loc("a")
+  %m = "tpu.Mul"(%a, %s) : (tensor<1x16x8x8xf32>, tensor<1x16x1x1xf32>) -> tensor<1x16x8x8xf32> loc("m")
+  return %m : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// Two tensors of exactly half a lane fit (the input's space is reused by the
+// second result); one more element per row does not.
+// CHECK-LABEL: func.func @exact_fit
+// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
+func.func @exact_fit(%arg0: tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> loc("a")
+  %b = "tpu.Active"(%a) {mode = "sigmoid"} : (tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> loc("b")
+  return %b : tensor<1x16x64x128xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @too_big
+// CHECK-NOT: tpu.group
+// CHECK: return
+// The larger chip has room for both.
+// PRO-LABEL: func.func @too_big
+// PRO: "tpu.Active"{{.*}}tpu.group = 0 : i64
+// PRO: "tpu.Active"{{.*}}tpu.group = 0 : i64
+func.func @too_big(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("a")
+  %b = "tpu.Active"(%a) {mode = "sigmoid"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("b")
+  return %b : tensor<1x16x64x129xf32>
+}
+
+// -----
+
+// An op without local codegen (MatMul) or a tensor of another rank ends a
+// run; runs of one op are not groups.
+// CHECK-LABEL: func.func @unsupported
+// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.Reshape"
+// CHECK-NOT: tpu.group
+// CHECK: "tpu.MatMul"
+// CHECK-NOT: tpu.group
+// CHECK: "tpu.Active"{{.*}}tpu.group = 1 : i64
+// CHECK: "tpu.Active"{{.*}}tpu.group = 1 : i64
+func.func @unsupported(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x1x8x8xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("x")
+  %none = "top.None"() : () -> none
+  %w = "top.Weight"() : () -> tensor<8x8xf32> loc("w")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("a")
+  %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("b")
+  %r = "tpu.Reshape"(%b) : (tensor<1x4x8x8xf32>) -> tensor<32x8xf32> loc("r")
+  %m = "tpu.MatMul"(%r, %w, %none) : (tensor<32x8xf32>, tensor<8x8xf32>, none) -> tensor<32x8xf32> loc("m")
+  %r2 = "tpu.Reshape"(%m) : (tensor<32x8xf32>) -> tensor<1x4x8x8xf32> loc("r2")
+  %c = "tpu.Active"(%r2) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("c")
+  %d = "tpu.Active"(%c) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("d")
+  %e = "tpu.Reduce"(%d) {mode = "mean", axes = [1], keepdims = true} : (tensor<1x4x8x8xf32>) -> tensor<1x1x8x8xf32> loc("e")
+  return %e : tensor<1x1x8x8xf32>
+}
