@@ -5,3 +5,4 @@
 // CHECK-DAG: --top-shape-infer
 // CHECK-DAG: --tpu-assign-address
 // CHECK-DAG: --tpu-codegen
+// CHECK-DAG: --tpu-layer-group
