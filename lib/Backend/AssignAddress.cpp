@@ -53,11 +53,8 @@ struct AssignAddressPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     chip::Target target;
-    chip::Status st = loadChip(chip, target);
-    if (!st.ok()) {
-      module.emitError() << st.message();
+    if (failed(loadChip(module, chip, target)))
       return signalPassFailure();
-    }
     if (alignment < 1 || (alignment & (alignment - 1))) {
       module.emitError() << "alignment must be a power of two, got "
                          << alignment;

@@ -100,9 +100,8 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
   LogicalResult run() {
     ModuleOp module = getOperation();
     chip::BModel bm;
-    chip::Status st = loadChip(chip, bm.target);
-    if (!st.ok())
-      return module.emitError() << st.message();
+    if (failed(loadChip(module, chip, bm.target)))
+      return failure();
     func::FuncOp func = getEntryFunction(module);
     if (!func)
       return module.emitError() << "module has no 'main' function";
@@ -269,7 +268,7 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
     module->setAttr("tpu.gdma_instructions",
                     IntegerAttr::get(i64, int64_t(net.gdma.size())));
     bm.networks.push_back(std::move(net));
-    st = bmodel.empty() ? chip::validateBModel(bm)
+    chip::Status st = bmodel.empty() ? chip::validateBModel(bm)
                         : chip::writeBModel(bm, bmodel);
     if (!st.ok())
       return module.emitError() << "cannot write bmodel: " << st.message();

@@ -39,11 +39,8 @@ struct LayerGroupPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     chip::Target target;
-    chip::Status st = loadChip(chip, target);
-    if (!st.ok()) {
-      module.emitError() << st.message();
+    if (failed(loadChip(module, chip, target)))
       return signalPassFailure();
-    }
     func::FuncOp func = getEntryFunction(module);
     if (!func)
       return;

@@ -22,5 +22,13 @@ chip::Status loadChip(const std::string &chip, chip::Target &out) {
       .withContext("chip '" + chip + "'");
 }
 
+mlir::LogicalResult loadChip(mlir::ModuleOp module, const std::string &chip,
+                             chip::Target &out) {
+  chip::Status st = loadChip(chip, out);
+  if (!st.ok())
+    return module.emitError() << st.message();
+  return mlir::success();
+}
+
 } // namespace backend
 } // namespace tpuc

@@ -2,6 +2,7 @@
 #ifndef TPUC_BACKEND_TARGET_H
 #define TPUC_BACKEND_TARGET_H
 #include "tpuc/Chip/Target.h"
+#include "mlir/IR/BuiltinOps.h"
 #include <string>
 
 namespace tpuc {
@@ -12,6 +13,9 @@ namespace backend {
 std::string chipPath(const std::string &chip);
 /// Loads a chip by name or path; the message names the chip on failure.
 chip::Status loadChip(const std::string &chip, chip::Target &out);
+/// The same for a pass: a failure becomes an error diagnostic on `module`.
+mlir::LogicalResult loadChip(mlir::ModuleOp module, const std::string &chip,
+                             chip::Target &out);
 } // namespace backend
 } // namespace tpuc
 #endif
