@@ -97,19 +97,38 @@ _BINARY = {"Add": top.AddOp, "Sub": top.SubOp, "Mul": top.MulOp,
            "Div": top.DivOp, "Max": top.MaxOp, "Min": top.MinOp}
 
 
-@converter(*_BINARY)
-def binary(imp, node):
-    op = _BINARY[node.op_type]
-    names = list(node.input)
-    if len(names) == 1:  # Max/Min of one input is the input
-        return imp.value(names[0])
+def _chain(imp, op, names, out):
+    """op applied left to right over `names`; the last op is named `out`,
+    the others `out_1`, `out_2`, ...; one input is returned as is."""
     acc = imp.value(names[0])
     for i, name in enumerate(names[1:], start=1):
         last = i == len(names) - 1
-        out = node.output[0] if last else f"{node.output[0]}_{i}"
+        loc_name = out if last else f"{out}_{i}"
         acc = op(imp.type_of(out if last else None), acc, imp.value(name),
-                 loc=imp.loc(out)).result
+                 loc=imp.loc(loc_name)).result
     return acc
+
+
+@converter(*_BINARY)
+def binary(imp, node):
+    # Variadic Max/Min (and Sum) fold left; one input is the input.
+    return _chain(imp, _BINARY[node.op_type], list(node.input), node.output[0])
+
+
+@converter("Sum")
+def sum_(imp, node):
+    return _chain(imp, top.AddOp, list(node.input), node.output[0])
+
+
+@converter("Mean")
+def mean(imp, node):
+    names, out = list(node.input), node.output[0]
+    if len(names) == 1:
+        return imp.value(names[0])
+    total = _chain(imp, top.AddOp, names, f"{out}_sum")
+    n = imp.weight(f"{out}_count", np.array(float(len(names)), np.float32))
+    t, loc = _out(imp, node)
+    return top.DivOp(t, total, n, loc=loc).result
 
 
 _UNARY = {"Relu": top.ReluOp, "Sigmoid": top.SigmoidOp, "Tanh": top.TanhOp,
@@ -121,6 +140,45 @@ _UNARY = {"Relu": top.ReluOp, "Sigmoid": top.SigmoidOp, "Tanh": top.TanhOp,
 def unary(imp, node):
     t, loc = _out(imp, node)
     return _UNARY[node.op_type](t, imp.value(node.input[0]), loc=loc).result
+
+
+@converter("LeakyRelu")
+def leaky_relu(imp, node):
+    t, loc = _out(imp, node)
+    return top.LeakyReluOp(t, imp.value(node.input[0]),
+                           alpha=float(attrs(node).get("alpha", 0.01)), loc=loc).result
+
+
+@converter("HardSigmoid")
+def hard_sigmoid(imp, node):
+    a = attrs(node)
+    t, loc = _out(imp, node)
+    return top.HardSigmoidOp(t, imp.value(node.input[0]), alpha=float(a.get("alpha", 0.2)),
+                             beta=float(a.get("beta", 0.5)), loc=loc).result
+
+
+@converter("HardSwish")
+def hard_swish(imp, node):
+    t, loc = _out(imp, node)
+    return top.HardSwishOp(t, imp.value(node.input[0]), loc=loc).result
+
+
+@converter("PRelu")
+def prelu(imp, node):
+    slope = imp.const(node.input[1])
+    t, loc = _out(imp, node)
+    x = imp.value(node.input[0])
+    if slope is not None and slope.size == 1:
+        return top.LeakyReluOp(t, x, alpha=float(slope.reshape(())), loc=loc).result
+    # max(x, 0) + slope * min(x, 0): exact, since one of the terms is zero.
+    out = node.output[0]
+    unranked = imp.type_of(None)
+    zero = imp.weight(f"{out}_zero", np.array(0.0, np.float32))
+    pos = top.ReluOp(unranked, x, loc=imp.loc(f"{out}_pos")).result
+    neg = top.MinOp(unranked, x, zero, loc=imp.loc(f"{out}_neg")).result
+    neg = top.MulOp(unranked, neg, imp.value(node.input[1]),
+                    loc=imp.loc(f"{out}_neg_scaled")).result
+    return top.AddOp(t, pos, neg, loc=loc).result
 
 
 @converter("Identity", "Dropout")
@@ -281,6 +339,38 @@ def layer_norm(imp, node):
                            loc=loc).result
 
 
+@converter("InstanceNormalization")
+def instance_norm(imp, node):
+    # LayerNorm over the spatial dims [2, rank) is exactly the per-(n, c)
+    # normalization; the per-channel affine follows as broadcast Mul / Add.
+    rank = len(imp.shape(node.input[0]))
+    if rank < 3:
+        raise imp.fail(f"input must have rank >= 3 (N, C, spatial...), got {rank}")
+    out = node.output[0]
+    eps = float(attrs(node).get("epsilon", 1e-5))
+    per_channel = [imp.shape(node.input[0])[1]] + [1] * (rank - 2)
+    steps = []  # (op, per-channel operand, helper name)
+    for name, identity, op, what in [(node.input[1], 1.0, top.MulOp, "scaled"),
+                                     (node.input[2], 0.0, top.AddOp, "shifted")]:
+        c = imp.const(name)
+        if c is not None and np.all(c == identity):
+            continue
+        if c is not None:
+            v = imp.weight(f"{name}_per_channel", c.reshape(per_channel))
+        else:
+            v = top.ReshapeOp(imp.type_of(None), imp.value(name), shape=per_channel,
+                              loc=imp.loc(f"{name}_per_channel")).result
+        steps.append((op, v, f"{out}_{what}"))
+    # The last op carries the ONNX name.
+    names = [f"{out}_normalized"] + [n for _, _, n in steps]
+    names = names[:-1] + [out]
+    acc = top.LayerNormOp(imp.type_of(None if steps else out), imp.value(node.input[0]), imp.none(),
+                          imp.none(), axis=2, epsilon=eps, loc=imp.loc(names[0])).result
+    for (op, v, _), name in zip(steps, names[1:]):
+        acc = op(imp.type_of(name if name == out else None), acc, v, loc=imp.loc(name)).result
+    return acc
+
+
 @converter("GlobalAveragePool")
 def global_avg_pool(imp, node):
     t, loc = _out(imp, node)
@@ -315,6 +405,71 @@ def concat(imp, node):
     t, loc = _out(imp, node)
     return top.ConcatOp(t, [imp.value(i) for i in node.input],
                         axis=attrs(node)["axis"], loc=loc).result
+
+
+@converter("Split")
+def split(imp, node):
+    a = attrs(node)
+    shape = imp.shape(node.input[0])
+    axis = a.get("axis", 0)
+    if not -len(shape) <= axis < len(shape):
+        raise imp.fail(f"axis {axis} out of range for rank {len(shape)}")
+    axis %= len(shape)
+    dim, n = shape[axis], len(node.output)
+    if _input(node, 1):
+        sizes = [int(v) for v in imp.require_const(node.input[1], "Split split").tolist()]
+    elif "split" in a:
+        sizes = [int(v) for v in a["split"]]
+    else:
+        # Opset 18 num_outputs (or the output count): equal chunks of
+        # ceil(dim / n), the last one smaller.
+        n = a.get("num_outputs", n)
+        chunk = -(-dim // n)
+        sizes = [max(0, min(chunk, dim - i * chunk)) for i in range(n)]
+    if len(sizes) != len(node.output) or sum(sizes) != dim or min(sizes) < 0:
+        raise imp.fail(f"split sizes {sizes} do not divide dim {dim} into "
+                       f"{len(node.output)} outputs")
+    x = imp.value(node.input[0])
+    results, start = [], 0
+    for name, size in zip(node.output, sizes):
+        results.append(top.SliceOp(imp.type_of(name or None), x, starts=[start],
+                                   ends=[start + size], axes=[axis], steps=[1],
+                                   loc=imp.loc(name or f"{node.output[0]}_split{start}")).result)
+        start += size
+    return results
+
+
+@converter("Tile")
+def tile(imp, node):
+    repeats = [int(r) for r in imp.require_const(node.input[1], "Tile repeats").tolist()]
+    shape = imp.shape(node.input[0])
+    if len(repeats) != len(shape) or min(repeats, default=1) < 1:
+        raise imp.fail(f"repeats {repeats} must be >= 1, one per dim of {shape}")
+    axes = [ax for ax, r in enumerate(repeats) if r > 1]
+    acc, out = imp.value(node.input[0]), node.output[0]
+    # One concat of copies per repeated axis.
+    for i, ax in enumerate(axes):
+        last = i == len(axes) - 1
+        name = out if last else f"{out}_tile{ax}"
+        acc = top.ConcatOp(imp.type_of(out if last else None), [acc] * repeats[ax],
+                           axis=ax, loc=imp.loc(name)).result
+    return acc
+
+
+@converter("Expand")
+def expand(imp, node):
+    in_shape, out_shape = imp.shape(node.input[0]), imp.shape(node.output[0])
+    t, loc = _out(imp, node)
+    x = imp.value(node.input[0])
+    aligned = [1] * (len(out_shape) - len(in_shape)) + list(in_shape)
+    if aligned == list(out_shape):
+        if list(in_shape) == list(out_shape):
+            return x
+        return top.ReshapeOp(t, x, shape=list(out_shape), loc=loc).result
+    # x * 1 is exact; the ones span only the dims the broadcast adds.
+    ones = [o if a == 1 else 1 for a, o in zip(aligned, out_shape)]
+    w = imp.weight(f"{node.output[0]}_ones", np.ones(ones, np.float32))
+    return top.MulOp(t, x, w, loc=loc).result
 
 
 @converter("Slice")

@@ -41,6 +41,21 @@ void unaryMap(const float *in, float *out, int64_t n, F f) {
 void relu(float *data, int64_t n, double limit = -1.0);
 
 float sigmoid(float x);
+
+/// x >= 0 ? x : alpha * x (ONNX LeakyRelu; PRelu with a scalar slope).
+inline float leakyRelu(float x, float alpha) {
+  return x >= 0.f ? x : alpha * x;
+}
+/// clamp(alpha * x + beta, 0, 1), NaN propagating (ONNX HardSigmoid).
+inline float hardSigmoid(float x, float alpha, float beta) {
+  float y = alpha * x + beta;
+  return y < 0.f ? 0.f : (y > 1.f ? 1.f : y);
+}
+/// ONNX HardSwish: x * hardSigmoid(x) with alpha 1/6 and beta 1/2.
+constexpr float kHardSwishAlpha = 1.0f / 6.0f, kHardSwishBeta = 0.5f;
+inline float hardSwish(float x) {
+  return x * hardSigmoid(x, kHardSwishAlpha, kHardSwishBeta);
+}
 /// x * Phi(x), exact (erf) or with the tanh approximation.
 float gelu(float x, bool tanhForm);
 

@@ -43,7 +43,8 @@ FailureOr<DType> floatComputeType(CodegenContext &ctx, ArrayRef<unsigned> skip) 
 
 bool activeNeedsTemp(Operation *op) {
   auto active = cast<tpu::ActiveOp>(op);
-  return *tpu::parseActiveMode(active.getMode()) == tpu::ActiveMode::Pow;
+  auto mode = *tpu::parseActiveMode(active.getMode());
+  return mode == tpu::ActiveMode::Pow || mode == tpu::ActiveMode::HardSwish;
 }
 
 LogicalResult emitActive(function_ref<uint32_t(const Instruction &)> emit,
@@ -98,6 +99,20 @@ LogicalResult emitActive(function_ref<uint32_t(const Instruction &)> emit,
     return success();
   case tpu::ActiveMode::Rsqrt:
     act(ActOp::Rsqrt, out, in);
+    return success();
+  case tpu::ActiveMode::LeakyRelu:
+    act(ActOp::LeakyRelu, out, in,
+        float(active.getAlphaAttr().getValueAsDouble()));
+    return success();
+  case tpu::ActiveMode::HardSigmoid:
+    act(ActOp::HardSigmoid, out, in,
+        float(active.getAlphaAttr().getValueAsDouble()),
+        float(active.getBetaAttr().getValueAsDouble()));
+    return success();
+  case tpu::ActiveMode::HardSwish:
+    // x * hard_sigmoid(x): `in` is still needed, so the gate goes to `tmp`.
+    act(ActOp::HardSigmoid, tmp, in, kHardSwishAlpha, kHardSwishBeta);
+    emit(makeBinary(BinaryOp::Mul, out, in, tmp));
     return success();
   case tpu::ActiveMode::Pow: {
     double e = active.getExponentAttr().getValueAsDouble();

@@ -10,7 +10,7 @@ namespace {
 /// What tpu.Active computes for a Top op: a mode and its parameters.
 struct ActiveDesc {
   StringRef mode;
-  FloatAttr min, max, exponent;
+  FloatAttr min, max, exponent, alpha, beta;
 };
 
 ActiveDesc describe(top::ReluOp op) {
@@ -27,6 +27,13 @@ ActiveDesc describe(top::PowOp op) {
 ActiveDesc describe(top::GELUOp op) {
   return {op.getApproximate() == "tanh" ? "gelu_tanh" : "gelu", {}, {}, {}};
 }
+ActiveDesc describe(top::LeakyReluOp op) {
+  return {"leaky_relu", {}, {}, {}, op.getAlphaAttr(), {}};
+}
+ActiveDesc describe(top::HardSigmoidOp op) {
+  return {"hard_sigmoid", {}, {}, {}, op.getAlphaAttr(), op.getBetaAttr()};
+}
+ActiveDesc describe(top::HardSwishOp) { return {"hard_swish", {}, {}, {}}; }
 ActiveDesc describe(top::SigmoidOp) { return {"sigmoid", {}, {}, {}}; }
 ActiveDesc describe(top::TanhOp) { return {"tanh", {}, {}, {}}; }
 ActiveDesc describe(top::SiLUOp) { return {"silu", {}, {}, {}}; }
@@ -48,7 +55,8 @@ struct LowerToActive : OpConversionPattern<TopOp> {
     ActiveDesc d = describe(op);
     rewriter.replaceOpWithNewOp<tpu::ActiveOp>(
         op, op.getOutput().getType(), adaptor.getInput(),
-        rewriter.getStringAttr(d.mode), d.min, d.max, d.exponent);
+        rewriter.getStringAttr(d.mode), d.min, d.max, d.exponent, d.alpha,
+        d.beta);
     return success();
   }
 };
@@ -75,5 +83,7 @@ void tpuc::populateTopToTpuActivationPatterns(RewritePatternSet &patterns) {
                LowerToActive<top::SiLUOp>, LowerToActive<top::ErfOp>,
                LowerToActive<top::AbsOp>, LowerToActive<top::ExpOp>,
                LowerToActive<top::LogOp>, LowerToActive<top::SqrtOp>,
-               LowerToActive<top::RsqrtOp>, LowerCast>(patterns.getContext());
+               LowerToActive<top::RsqrtOp>, LowerToActive<top::LeakyReluOp>,
+               LowerToActive<top::HardSigmoidOp>,
+               LowerToActive<top::HardSwishOp>, LowerCast>(patterns.getContext());
 }

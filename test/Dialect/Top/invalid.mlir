@@ -56,6 +56,30 @@ func.func @clip_range(%a: tensor<4xf32>) -> tensor<*xf32> {
 
 // -----
 
+func.func @leaky_relu_alpha(%a: tensor<4xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{alpha must be finite}}
+  %0 = "top.LeakyRelu"(%a) {alpha = 0x7FF0000000000000 : f64} : (tensor<4xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @hard_sigmoid_attrs(%a: tensor<4xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{requires attribute 'beta'}}
+  %0 = "top.HardSigmoid"(%a) {alpha = 0.2 : f64} : (tensor<4xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @hard_sigmoid_finite(%a: tensor<4xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{alpha and beta must be finite}}
+  %0 = "top.HardSigmoid"(%a) {alpha = 0.2 : f64, beta = 0x7FF8000000000000 : f64} : (tensor<4xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
 func.func @gelu_mode(%a: tensor<4xf32>) -> tensor<*xf32> {
   // expected-error @+1 {{approximate must be "none" or "tanh", got "fast"}}
   %0 = "top.GELU"(%a) {approximate = "fast"} : (tensor<4xf32>) -> tensor<*xf32>

@@ -69,8 +69,14 @@ func.func @all_ops(%x: tensor<2x4x8x8xf32>, %m: tensor<2x8x16xf32>, %i: tensor<3
   %17 = "top.Pow"(%16) {exponent = 2.0 : f64} : (tensor<*xf32>) -> tensor<*xf32>
   // CHECK: top.Cast{{.*}}to = "bf16"
   %18 = "top.Cast"(%17) {to = "bf16"} : (tensor<*xf32>) -> tensor<*xf32>
+  // CHECK: top.LeakyRelu{{.*}}alpha = 1.0{{.*}}e-01
+  %lr = "top.LeakyRelu"(%18) {alpha = 0.1 : f64} : (tensor<*xf32>) -> tensor<*xf32>
+  // CHECK: top.HardSigmoid{{.*}}alpha = 2.0{{.*}}beta = 5.0{{.*}}e-01
+  %hs = "top.HardSigmoid"(%lr) {alpha = 0.2 : f64, beta = 0.5 : f64} : (tensor<*xf32>) -> tensor<*xf32>
+  // CHECK: top.HardSwish
+  %hw = "top.HardSwish"(%hs) : (tensor<*xf32>) -> tensor<*xf32>
   // CHECK: top.MaxPool{{.*}}ceil_mode = true{{.*}}kernel_shape = [2, 2]
-  %19 = "top.MaxPool"(%18) {kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 1, 1], ceil_mode = true} : (tensor<*xf32>) -> tensor<*xf32>
+  %19 = "top.MaxPool"(%hw) {kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 1, 1], ceil_mode = true} : (tensor<*xf32>) -> tensor<*xf32>
   // CHECK: top.AvgPool{{.*}}count_include_pad = true
   %20 = "top.AvgPool"(%19) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], count_include_pad = true} : (tensor<*xf32>) -> tensor<*xf32>
   // CHECK: top.GlobalAvgPool

@@ -65,7 +65,7 @@ func.func @active_mode(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @active_clip(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{mode clip needs both 'min' and 'max'}}
+  // expected-error @+1 {{mode clip needs 'max'}}
   %0 = "tpu.Active"(%a) {mode = "clip", min = 0.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -91,6 +91,46 @@ func.func @active_pow(%a: tensor<4xf32>) -> tensor<4xf32> {
 func.func @active_stray_attr(%a: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'min' is only used by mode clip}}
   %0 = "tpu.Active"(%a) {mode = "relu", min = 0.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @active_leaky_relu(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{mode leaky_relu needs 'alpha'}}
+  %0 = "tpu.Active"(%a) {mode = "leaky_relu"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @active_hard_sigmoid(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{mode hard_sigmoid needs 'alpha' and 'beta'}}
+  %0 = "tpu.Active"(%a) {mode = "hard_sigmoid"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @active_stray_beta(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'beta' is only used by mode hard_sigmoid}}
+  %0 = "tpu.Active"(%a) {mode = "leaky_relu", alpha = 0.1 : f64, beta = 0.5 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @active_stray_alpha(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'alpha' is only used by modes leaky_relu, hard_sigmoid}}
+  %0 = "tpu.Active"(%a) {mode = "hard_swish", alpha = 0.1 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @active_alpha_finite(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'alpha' must be finite}}
+  %0 = "tpu.Active"(%a) {mode = "leaky_relu", alpha = 0x7FF8000000000000 : f64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 

@@ -18,6 +18,9 @@
 // CHECK: "tpu.Active"(%{{.*}}) <{mode = "sqrt"}>
 // CHECK: "tpu.Active"(%{{.*}}) <{mode = "rsqrt"}>
 // CHECK: "tpu.Active"(%{{.*}}) <{exponent = 3.000000e+00 : f64, mode = "pow"}>
+// CHECK: "tpu.Active"(%{{.*}}) <{alpha = 1.000000e-01 : f64, mode = "leaky_relu"}>
+// CHECK: "tpu.Active"(%{{.*}}) <{alpha = 2.000000e-01 : f64, beta = 5.000000e-01 : f64, mode = "hard_sigmoid"}>
+// CHECK: "tpu.Active"(%{{.*}}) <{mode = "hard_swish"}>
 // CHECK: "tpu.Cast"(%{{.*}}) <{to = "bf16"}>
 // CHECK-NOT: top.
 func.func @unary(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
@@ -37,6 +40,9 @@ func.func @unary(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %13 = "top.Sqrt"(%12) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("sqrt")
   %14 = "top.Rsqrt"(%13) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("rsqrt")
   %15 = "top.Pow"(%14) {exponent = 3.0} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("pow")
-  %16 = "top.Cast"(%15) {to = "bf16"} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("cast")
+  %lr = "top.LeakyRelu"(%15) {alpha = 0.1} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("leaky_relu")
+  %hs = "top.HardSigmoid"(%lr) {alpha = 0.2, beta = 0.5} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("hard_sigmoid")
+  %hw = "top.HardSwish"(%hs) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("hard_swish")
+  %16 = "top.Cast"(%hw) {to = "bf16"} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("cast")
   return %16 : tensor<2x3xf32>
 }

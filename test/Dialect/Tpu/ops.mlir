@@ -36,6 +36,12 @@ func.func @main(%arg0: tensor<1x4x8x8xf32>, %arg1: tensor<2x8x8xf32>, %arg2: ten
   %10 = "tpu.Active"(%9) {mode = "pow", exponent = 2.0 : f64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("a2")
   // CHECK: tpu.Active{{.*}}mode = "gelu_tanh"
   %11 = "tpu.Active"(%10) {mode = "gelu_tanh"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("a3")
+  // CHECK: tpu.Active{{.*}}alpha = 1.0{{.*}}e-01{{.*}}mode = "leaky_relu"
+  %lr = "tpu.Active"(%11) {mode = "leaky_relu", alpha = 0.1 : f64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("a4")
+  // CHECK: tpu.Active{{.*}}alpha = 2.0{{.*}}beta = 5.0{{.*}}mode = "hard_sigmoid"
+  %hs = "tpu.Active"(%lr) {mode = "hard_sigmoid", alpha = 0.2 : f64, beta = 0.5 : f64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("a5")
+  // CHECK: tpu.Active{{.*}}mode = "hard_swish"
+  %hw = "tpu.Active"(%hs) {mode = "hard_swish"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("a6")
   // CHECK: tpu.LayerNorm{{.*}}axis = 2
   %12 = "tpu.LayerNorm"(%11, %n, %n) {axis = 2, epsilon = 1.0e-5 : f64} : (tensor<1x4x8x8xf32>, none, none) -> tensor<1x4x8x8xf32> loc("ln")
   // CHECK: tpu.Softmax{{.*}}axis = 3

@@ -88,9 +88,9 @@ def _tiny(op_type, opset=17, shape=(1, 4), **attrs):
 
 
 def test_unknown_op(tmp_path):
-    onnx.save(_tiny("HardSwish"), tmp_path / "u.onnx")
+    onnx.save(_tiny("Hardmax"), tmp_path / "u.onnx")
     proc = _run_cli("--model_name", "u", "--model_def", str(tmp_path / "u.onnx"), "--mlir", str(tmp_path / "u.mlir"))
-    _one_line_error(proc, "node 'the_node' (HardSwish)", "not supported")
+    _one_line_error(proc, "node 'the_node' (Hardmax)", "not supported")
 
 
 def test_old_opset(tmp_path):

@@ -4,6 +4,7 @@
 #include "tpuc/Interpreter/Kernels.h"
 #include "tpuc/Support/OpHelpers.h"
 #include "llvm/ADT/SmallSet.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace tpuc;
@@ -129,6 +130,19 @@ LogicalResult ClipOp::verify() {
     return emitOpError() << "min (" << getMin().convertToDouble()
                          << ") is greater than max ("
                          << getMax().convertToDouble() << ")";
+  return success();
+}
+
+LogicalResult LeakyReluOp::verify() {
+  if (!std::isfinite(getAlpha().convertToDouble()))
+    return emitOpError() << "alpha must be finite";
+  return success();
+}
+
+LogicalResult HardSigmoidOp::verify() {
+  if (!std::isfinite(getAlpha().convertToDouble()) ||
+      !std::isfinite(getBeta().convertToDouble()))
+    return emitOpError() << "alpha and beta must be finite";
   return success();
 }
 

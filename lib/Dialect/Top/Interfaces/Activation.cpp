@@ -31,6 +31,25 @@ LogicalResult ClipOp::inference(InferenceParam &p) {
                   [=](float x) { return std::min(std::max(x, lo), hi); });
 }
 
+LogicalResult LeakyReluOp::inferShapes() { return inferSameAsInput(*this); }
+LogicalResult LeakyReluOp::inference(InferenceParam &p) {
+  const float alpha = getAlpha().convertToDouble();
+  return mapUnary(*this, p, [alpha](float x) { return leakyRelu(x, alpha); });
+}
+
+LogicalResult HardSigmoidOp::inferShapes() { return inferSameAsInput(*this); }
+LogicalResult HardSigmoidOp::inference(InferenceParam &p) {
+  const float alpha = getAlpha().convertToDouble(),
+              beta = getBeta().convertToDouble();
+  return mapUnary(*this, p,
+                  [=](float x) { return hardSigmoid(x, alpha, beta); });
+}
+
+LogicalResult HardSwishOp::inferShapes() { return inferSameAsInput(*this); }
+LogicalResult HardSwishOp::inference(InferenceParam &p) {
+  return mapUnary(*this, p, hardSwish);
+}
+
 LogicalResult SigmoidOp::inferShapes() { return inferSameAsInput(*this); }
 LogicalResult SigmoidOp::inference(InferenceParam &p) {
   return mapUnary(*this, p, sigmoid);

@@ -7,6 +7,8 @@
 #include "tpuc/Interpreter/Kernels.h"
 #include "tpuc/Support/OpHelpers.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace tpuc;
@@ -132,30 +134,54 @@ LogicalResult MaxOp::verify() { return verifyBinary(*this); }
 LogicalResult MinOp::verify() { return verifyBinary(*this); }
 
 LogicalResult ActiveOp::verify() {
-  auto mode = parseActiveMode(getMode());
-  if (!mode)
-    return emitOpError() << "unknown mode '" << getMode() << "'; expected one of "
-                         << kActiveModeNames;
-  bool isClip = *mode == ActiveMode::Clip, isPow = *mode == ActiveMode::Pow;
-  // An attribute a mode ignores is a lowering bug, not a no-op.
-  if (getMin() && !isClip)
-    return emitOpError() << "'min' is only used by mode clip";
-  if (getMax() && !isClip && *mode != ActiveMode::Relu)
-    return emitOpError() << "'max' is only used by modes clip and relu";
-  if (getExponent() && !isPow)
-    return emitOpError() << "'exponent' is only used by mode pow";
-  if (isClip) {
-    if (!getMin() || !getMax())
-      return emitOpError() << "mode clip needs both 'min' and 'max'";
+  const ActiveModeInfo *info = lookupActiveMode(getMode());
+  if (!info) {
+    std::string names;
+    for (const ActiveModeInfo &m : kActiveModes)
+      names += (names.empty() ? "" : ", ") + m.name.str();
+    return emitOpError() << "unknown mode '" << getMode()
+                         << "'; expected one of " << names;
+  }
+  struct Attr {
+    ActiveAttr bit;
+    StringRef name;
+    FloatAttr value;
+  };
+  const Attr attrs[] = {{kActiveMin, "min", getMinAttr()},
+                        {kActiveMax, "max", getMaxAttr()},
+                        {kActiveExponent, "exponent", getExponentAttr()},
+                        {kActiveAlpha, "alpha", getAlphaAttr()},
+                        {kActiveBeta, "beta", getBetaAttr()}};
+  SmallVector<StringRef> missing;
+  for (const Attr &a : attrs) {
+    // An attribute a mode ignores is a lowering bug, not a no-op.
+    if (a.value && !((info->required | info->optional) & a.bit)) {
+      SmallVector<StringRef> users;
+      for (const ActiveModeInfo &m : kActiveModes)
+        if ((m.required | m.optional) & a.bit)
+          users.push_back(m.name);
+      return emitOpError() << "'" << a.name << "' is only used by mode"
+                           << (users.size() > 1 ? "s " : " ")
+                           << llvm::join(users, ", ");
+    }
+    if (!a.value && (info->required & a.bit))
+      missing.push_back(a.name);
+    // min/max may be infinite (an open clip bound); the slopes may not.
+    if (a.value && (a.bit & (kActiveAlpha | kActiveBeta)) &&
+        !std::isfinite(a.value.getValueAsDouble()))
+      return emitOpError() << "'" << a.name << "' must be finite";
+  }
+  if (!missing.empty())
+    return emitOpError() << "mode " << getMode() << " needs '"
+                         << llvm::join(missing, "' and '") << "'";
+  if (info->mode == ActiveMode::Clip) {
     double lo = getMinAttr().getValueAsDouble(),
            hi = getMaxAttr().getValueAsDouble();
     if (lo > hi)
       return emitOpError() << "clip min (" << lo << ") is greater than max ("
                            << hi << ")";
   }
-  if (isPow && !getExponent())
-    return emitOpError() << "mode pow needs 'exponent'";
-  if (*mode == ActiveMode::Relu && getMax() &&
+  if (info->mode == ActiveMode::Relu && getMax() &&
       getMaxAttr().getValueAsDouble() < 0)
     return emitOpError() << "relu max must be >= 0, got "
                          << getMaxAttr().getValueAsDouble();

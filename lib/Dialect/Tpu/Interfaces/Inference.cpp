@@ -103,6 +103,17 @@ LogicalResult ActiveOp::inference(InferenceParam &p) {
     const float e = getExponentAttr().getValueAsDouble();
     return map([e](float v) { return std::pow(v, e); });
   }
+  case ActiveMode::LeakyRelu: {
+    const float alpha = getAlphaAttr().getValueAsDouble();
+    return map([alpha](float v) { return leakyRelu(v, alpha); });
+  }
+  case ActiveMode::HardSigmoid: {
+    const float alpha = getAlphaAttr().getValueAsDouble(),
+                beta = getBetaAttr().getValueAsDouble();
+    return map([=](float v) { return hardSigmoid(v, alpha, beta); });
+  }
+  case ActiveMode::HardSwish:
+    return map(hardSwish);
   }
   return emitOpError() << "unhandled mode '" << getMode() << "'";
 }

@@ -110,6 +110,16 @@ def Top_ClipOp : Top_UnaryOp<"Clip", "min(max(x, min), max)",
     (ins F64Attr:$min, F64Attr:$max)> {
   let hasVerifier = 1;
 }
+def Top_LeakyReluOp : Top_UnaryOp<"LeakyRelu", "x >= 0 ? x : alpha * x",
+    (ins F64Attr:$alpha)> {
+  let hasVerifier = 1;
+}
+def Top_HardSigmoidOp : Top_UnaryOp<"HardSigmoid",
+    "clamp(alpha * x + beta, 0, 1)", (ins F64Attr:$alpha, F64Attr:$beta)> {
+  let hasVerifier = 1;
+}
+def Top_HardSwishOp : Top_UnaryOp<"HardSwish",
+    "x * clamp(x / 6 + 1 / 2, 0, 1) (ONNX HardSwish)">;
 def Top_SigmoidOp : Top_UnaryOp<"Sigmoid", "1 / (1 + exp(-x))">;
 def Top_TanhOp : Top_UnaryOp<"Tanh", "tanh(x)">;
 def Top_GELUOp : Top_UnaryOp<"GELU",

@@ -63,13 +63,17 @@ def Tpu_ActiveOp : Tpu_ComputeOp<"Active"> {
   let summary = "elementwise function computed by the chip's function unit";
   let description = [{
     `mode` is one of relu, clip, sigmoid, tanh, gelu, gelu_tanh, silu, erf,
-    abs, exp, log, sqrt, rsqrt, pow. relu uses `max` as its upper limit
-    when it is given; clip clamps to [min, max]; pow raises to `exponent`.
+    abs, exp, log, sqrt, rsqrt, pow, leaky_relu, hard_sigmoid, hard_swish.
+    relu uses `max` as its upper limit when it is given; clip clamps to
+    [min, max]; pow raises to `exponent`; leaky_relu is x >= 0 ? x : alpha*x;
+    hard_sigmoid is clamp(alpha*x + beta, 0, 1); hard_swish is
+    x * hard_sigmoid(x) with alpha 1/6 and beta 1/2 (ONNX HardSwish).
     A mode's attributes are required and other modes must not carry them.
   }];
   let arguments = (ins Tpu_Tensor:$input, StrAttr:$mode,
                    OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max,
-                   OptionalAttr<F64Attr>:$exponent);
+                   OptionalAttr<F64Attr>:$exponent,
+                   OptionalAttr<F64Attr>:$alpha, OptionalAttr<F64Attr>:$beta);
   let results = (outs Tpu_Tensor:$output);
   let hasVerifier = 1;
 }
