@@ -39,7 +39,13 @@ def parse_module(text: str, ctx: ir.Context) -> ir.Module:
 
 
 def load_module(path: str | Path, ctx: ir.Context) -> ir.Module:
-    return parse_module(Path(path).read_text(), ctx)
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        return parse_module(path.read_text(), ctx)
+    except CompileError as e:
+        raise CompileError(f"{path}: {e}") from None
 
 
 def run_pipeline(module: ir.Module, pipeline: str) -> None:

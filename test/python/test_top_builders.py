@@ -129,3 +129,12 @@ def test_interpreter_errors_name_the_input(conv_bn_module):
             compiler.interpret(module, {"y": np.zeros((2, 3, 9, 9))})
         with pytest.raises(compiler.CompileError, match=r"input 'x' has shape \[1, 3, 9, 9\]"):
             compiler.interpret(module, {"x": np.zeros((1, 3, 9, 9))})
+
+
+def test_load_module_error_names_the_file(tmp_path):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("garbage {\n")
+    with pytest.raises(compiler.CompileError, match=r"bad\.mlir: .*custom op 'garbage' is unknown"):
+        compiler.load_module(bad, compiler.make_context())
+    with pytest.raises(FileNotFoundError, match="missing.mlir"):
+        compiler.load_module(tmp_path / "missing.mlir", compiler.make_context())
