@@ -134,7 +134,7 @@ def test_interpreter_errors_name_the_input(conv_bn_module):
 def test_load_module_error_names_the_file(tmp_path):
     bad = tmp_path / "bad.mlir"
     bad.write_text("garbage {\n")
-    with pytest.raises(compiler.CompileError, match=r"bad\.mlir: .*custom op 'garbage' is unknown"):
+    with pytest.raises(compiler.CompileError, match=r"(?s)bad\.mlir: .*custom op 'garbage' is unknown"):
         compiler.load_module(bad, compiler.make_context())
     with pytest.raises(FileNotFoundError, match="missing.mlir"):
         compiler.load_module(tmp_path / "missing.mlir", compiler.make_context())
