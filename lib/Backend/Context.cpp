@@ -272,6 +272,16 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
   return id;
 }
 
+uint32_t CodegenContext::fillLocal(LBuf &dst, const Operand &to,
+                                   double value) {
+  if (overlapsDeferred(dst.addr, dst.addr + dst.bytes))
+    flushStores();
+  uint32_t id = builder_.gdma(makeDmaFill(to, value), dst.tiu);
+  dst.gdma = id;
+  touch(dst);
+  return id;
+}
+
 uint32_t CodegenContext::store(const Operand &to, LBuf &src,
                                const Operand &from) {
   flushStores();

@@ -16,6 +16,8 @@ void registerCodegenExternalModels(mlir::DialectRegistry &registry) {
     attachReduceModels(ctx);
     attachNormModels(ctx);
     attachDataMovementModels(ctx);
+    attachDeconvModels(ctx);
+    attachInterpModels(ctx);
   });
 }
 

@@ -518,4 +518,141 @@ void upsampleNearest(const float *in, int64_t planes, int64_t h, int64_t w,
     }
 }
 
+void deconv2d(const DeconvParams &p, const float *input, const float *filter,
+              const float *bias, float *output) {
+  const int64_t icg = p.ic / p.group, ocg = p.oc / p.group;
+  const int64_t osize = p.oh * p.ow;
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t o = 0; o < p.oc; ++o)
+      std::fill_n(output + (n * p.oc + o) * osize, osize,
+                  bias ? bias[o] : 0.f);
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t g = 0; g < p.group; ++g)
+      for (int64_t i = 0; i < icg; ++i) {
+        const int64_t c = g * icg + i;
+        const float *x = input + (n * p.ic + c) * p.ih * p.iw;
+        for (int64_t o = 0; o < ocg; ++o) {
+          const float *f = filter + (c * ocg + o) * p.kh * p.kw;
+          float *y = output + (n * p.oc + g * ocg + o) * osize;
+          for (int64_t kh = 0; kh < p.kh; ++kh)
+            for (int64_t kw = 0; kw < p.kw; ++kw) {
+              const float wv = f[kh * p.kw + kw];
+              for (int64_t ih = 0; ih < p.ih; ++ih) {
+                int64_t oy = ih * p.sh - p.pt + kh * p.dh;
+                if (oy < 0 || oy >= p.oh)
+                  continue;
+                for (int64_t iw = 0; iw < p.iw; ++iw) {
+                  int64_t ox = iw * p.sw - p.pl + kw * p.dw;
+                  if (ox >= 0 && ox < p.ow)
+                    y[oy * p.ow + ox] += x[ih * p.iw + iw] * wv;
+                }
+              }
+            }
+        }
+      }
+  if (p.doRelu)
+    relu(output, p.n * p.oc * osize);
+}
+
+std::optional<ResizeMode> parseResizeMode(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<ResizeMode>>(name)
+      .Case("linear", ResizeMode::Linear)
+      .Case("nearest", ResizeMode::Nearest)
+      .Default(std::nullopt);
+}
+
+std::optional<ResizeCoord> parseResizeCoord(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<ResizeCoord>>(name)
+      .Case("half_pixel", ResizeCoord::HalfPixel)
+      .Case("pytorch_half_pixel", ResizeCoord::PytorchHalfPixel)
+      .Case("align_corners", ResizeCoord::AlignCorners)
+      .Case("asymmetric", ResizeCoord::Asymmetric)
+      .Default(std::nullopt);
+}
+
+std::optional<NearestRound> parseNearestRound(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<NearestRound>>(name)
+      .Case("round_prefer_floor", NearestRound::RoundPreferFloor)
+      .Case("round_prefer_ceil", NearestRound::RoundPreferCeil)
+      .Case("floor", NearestRound::Floor)
+      .Case("ceil", NearestRound::Ceil)
+      .Default(std::nullopt);
+}
+
+std::vector<float> resizeMatrix(int64_t inLen, int64_t outLen, double scale,
+                                ResizeMode mode, ResizeCoord coord,
+                                NearestRound round) {
+  std::vector<float> m(outLen * inLen, 0.f);
+  // Coordinates in float, as onnxruntime computes them.
+  const float s = float(scale);
+  for (int64_t i = 0; i < outLen; ++i) {
+    float x;
+    switch (coord) {
+    case ResizeCoord::HalfPixel:
+      x = (float(i) + 0.5f) / s - 0.5f;
+      break;
+    case ResizeCoord::PytorchHalfPixel:
+      x = outLen > 1 ? (float(i) + 0.5f) / s - 0.5f : 0.f;
+      break;
+    case ResizeCoord::AlignCorners:
+      x = outLen > 1 ? float(i) * float(inLen - 1) / float(outLen - 1) : 0.f;
+      break;
+    case ResizeCoord::Asymmetric:
+      x = float(i) / s;
+      break;
+    }
+    float *row = &m[i * inLen];
+    if (mode == ResizeMode::Nearest) {
+      float r;
+      switch (round) {
+      case NearestRound::RoundPreferFloor:
+        r = x == std::floor(x) + 0.5f ? std::floor(x) : std::round(x);
+        break;
+      case NearestRound::RoundPreferCeil:
+        r = std::round(x);
+        break;
+      case NearestRound::Floor:
+        r = std::floor(x);
+        break;
+      case NearestRound::Ceil:
+        r = std::ceil(x);
+        break;
+      }
+      int64_t k = std::clamp<int64_t>(int64_t(r), 0, inLen - 1);
+      row[k] = 1.f;
+      continue;
+    }
+    x = std::clamp(x, 0.f, float(inLen - 1));
+    int64_t x0 = int64_t(x), x1 = std::min(x0 + 1, inLen - 1);
+    float d = x - float(x0);
+    row[x0] += 1.f - d;
+    row[x1] += d;
+  }
+  return m;
+}
+
+void resizeSeparable(const float *in, int64_t planes, int64_t h, int64_t w,
+                     const float *ah, int64_t oh, const float *aw, int64_t ow,
+                     float *out) {
+  std::vector<float> t(oh * w);
+  for (int64_t p = 0; p < planes; ++p) {
+    const float *x = in + p * h * w;
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t c = 0; c < w; ++c) {
+        float acc = 0.f;
+        for (int64_t k = 0; k < h; ++k)
+          acc += ah[i * h + k] * x[k * w + c];
+        t[i * w + c] = acc;
+      }
+    float *y = out + p * oh * ow;
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        float acc = 0.f;
+        for (int64_t k = 0; k < w; ++k)
+          acc += t[i * w + k] * aw[j * w + k];
+        y[i * ow + j] = acc;
+      }
+  }
+}
+
 } // namespace tpuc

@@ -83,6 +83,57 @@ def conv(imp, node):
                       dilations=dilations, group=a.get("group", 1), loc=loc).result
 
 
+@converter("ConvTranspose")
+def conv_transpose(imp, node):
+    a = attrs(node)
+    w_shape = imp.shape(node.input[1])
+    kernel = list(a.get("kernel_shape", w_shape[2:]))
+    k = len(kernel)
+    if k not in (1, 2):
+        raise imp.fail(f"{k}-D ConvTranspose is not supported (1-D and 2-D are)")
+    strides = list(a.get("strides", [1] * k))
+    dilations = list(a.get("dilations", [1] * k))
+    out_pad = list(a.get("output_padding", [0] * k))
+    in_shape = imp.shape(node.input[0])
+    auto = _str(a.get("auto_pad", "NOTSET"))
+    if auto not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise imp.fail(f"auto_pad '{auto}' is not supported")
+    target = list(a.get("output_shape", []))
+    if not target and auto in ("SAME_UPPER", "SAME_LOWER"):
+        target = [in_shape[2 + i] * strides[i] for i in range(k)]
+    if target:
+        # ONNX: pads from the requested output size, the odd cell at the end
+        # for SAME_UPPER and at the beginning otherwise.
+        target = target[-k:]
+        begins, ends = [], []
+        for i in range(k):
+            total = (strides[i] * (in_shape[2 + i] - 1) + out_pad[i]
+                     + (kernel[i] - 1) * dilations[i] + 1 - target[i])
+            if total < 0:
+                raise imp.fail(f"output_shape {target} is larger than the "
+                               "deconvolved extent (not supported)")
+            small, big = total // 2, total - total // 2
+            begins.append(small if auto == "SAME_UPPER" else big)
+            ends.append(big if auto == "SAME_UPPER" else small)
+        pads = begins + ends
+    elif auto == "VALID":
+        pads = [0] * 2 * k
+    else:
+        pads = list(a.get("pads", [0] * 2 * k))
+        if len(pads) != 2 * k:
+            raise imp.fail(f"pads has {len(pads)} values, expected {2 * k}")
+    for i in range(k):
+        if not 0 <= out_pad[i] < max(strides[i], dilations[i]):
+            raise imp.fail(f"output_padding {out_pad} must be below "
+                           "max(stride, dilation)")
+    bias = imp.value(node.input[2]) if _input(node, 2) else imp.none()
+    t, loc = _out(imp, node)
+    return top.DeconvOp(t, imp.value(node.input[0]), imp.value(node.input[1]), bias,
+                        kernel_shape=kernel, strides=strides, pads=pads,
+                        dilations=dilations, output_padding=out_pad,
+                        group=a.get("group", 1), loc=loc).result
+
+
 @converter("BatchNormalization")
 def batch_norm(imp, node):
     a = attrs(node)
@@ -549,20 +600,70 @@ def reduce(imp, node):
                         keepdims=bool(a.get("keepdims", 1)), loc=loc).result
 
 
+_RESIZE_COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
+_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+def _nearest_index(in_len, out_len, scale, coord, nearest):
+    """Input index each output takes (float32, as top.Interp computes it)."""
+    i = np.arange(out_len, dtype=np.float32)
+    s = np.float32(scale)
+    if coord == "align_corners":
+        x = i * np.float32(in_len - 1) / np.float32(max(out_len - 1, 1))
+    elif coord == "asymmetric":
+        x = i / s
+    else:
+        x = (i + np.float32(0.5)) / s - np.float32(0.5)
+        if coord == "pytorch_half_pixel" and out_len == 1:
+            x = np.zeros_like(x)
+    if nearest == "round_prefer_floor":
+        r = np.where(x == np.floor(x) + 0.5, np.floor(x), np.round(x))
+    elif nearest == "round_prefer_ceil":
+        r = np.floor(x + 0.5)
+    else:
+        r = np.floor(x) if nearest == "floor" else np.ceil(x)
+    return np.clip(r, 0, in_len - 1).astype(np.int64)
+
+
 @converter("Resize", "Upsample")
 def resize(imp, node):
     a = attrs(node)
     mode = _str(a.get("mode", "nearest"))
-    if mode != "nearest":
-        raise imp.fail(f"mode '{mode}' is not supported (nearest is)")
+    if mode not in ("nearest", "linear"):
+        raise imp.fail(f"mode '{mode}' is not supported (nearest and linear are)")
     coord = _str(a.get("coordinate_transformation_mode", "half_pixel"))
-    if coord in ("align_corners", "tf_crop_and_resize"):
+    if coord not in _RESIZE_COORDS:
         raise imp.fail(f"coordinate_transformation_mode '{coord}' is not supported")
+    nearest = _str(a.get("nearest_mode", "round_prefer_floor"))
+    if mode == "nearest" and nearest not in _NEAREST_MODES:
+        raise imp.fail(f"nearest_mode '{nearest}' is not supported")
     in_shape, out_shape = imp.shape(node.input[0]), imp.shape(node.output[0])
     if len(in_shape) != 4 or in_shape[:2] != out_shape[:2]:
         raise imp.fail("only H/W resizing of NCHW tensors is supported")
-    sh, sw = out_shape[2] // in_shape[2], out_shape[3] // in_shape[3]
-    if sh * in_shape[2] != out_shape[2] or sw * in_shape[3] != out_shape[3] or sh < 1 or sw < 1:
-        raise imp.fail(f"only integer upscaling is supported, got {in_shape} -> {out_shape}")
+    scales = imp.const(node.input[2]) if _input(node, 2) else None
+    if scales is not None and scales.size:
+        scales = [float(x) for x in scales.reshape(-1)]
+        if "axes" in a:
+            full = [1.0] * 4
+            for ax, v in zip(a["axes"], scales):
+                full[ax % 4] = v
+            scales = full
+        sh, sw = scales[2], scales[3]
+    else:  # sizes: ONNX derives the scale as output / input
+        sh, sw = out_shape[2] / in_shape[2], out_shape[3] / in_shape[3]
+    if a.get("antialias", 0) and (sh < 1 or sw < 1):
+        raise imp.fail("antialias=1 when downscaling is not supported")
     t, loc = _out(imp, node)
-    return top.UpsampleOp(t, imp.value(node.input[0]), scale_h=sh, scale_w=sw, loc=loc).result
+    x = imp.value(node.input[0])
+    if mode == "nearest":
+        # Integer upscaling that picks input i // s is the plain Upsample.
+        fh, fw = out_shape[2] // in_shape[2], out_shape[3] // in_shape[3]
+        if fh >= 1 and fw >= 1 and fh * in_shape[2] == out_shape[2] \
+                and fw * in_shape[3] == out_shape[3] and all(
+                    np.array_equal(_nearest_index(n, n * f, s, coord, nearest),
+                                   np.arange(n * f) // f)
+                    for n, f, s in ((in_shape[2], fh, sh), (in_shape[3], fw, sw))):
+            return top.UpsampleOp(t, x, scale_h=fh, scale_w=fw, loc=loc).result
+    return top.InterpOp(t, x, mode=mode, coord_mode=coord, nearest_mode=nearest,
+                        target_h=out_shape[2], target_w=out_shape[3],
+                        scale_h=sh, scale_w=sw, loc=loc).result

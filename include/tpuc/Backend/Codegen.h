@@ -106,6 +106,8 @@ public:
 
   /// GDMA from any operand into LMEM buffer `dst`.
   uint32_t load(LBuf &dst, const chip::Operand &to, const chip::Operand &from);
+  /// GDMA fill of the view `to` of LMEM buffer `dst` with a constant.
+  uint32_t fillLocal(LBuf &dst, const chip::Operand &to, double value);
   /// GDMA from LMEM buffer `src` to DDR.
   uint32_t store(const chip::Operand &to, LBuf &src,
                  const chip::Operand &from);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
 namespace tpuc {
 
@@ -126,6 +127,34 @@ void pad(const float *in, llvm::ArrayRef<int64_t> shape,
 /// Nearest-neighbour upsampling of `planes` HxW planes by integer scales.
 void upsampleNearest(const float *in, int64_t planes, int64_t h, int64_t w,
                      int64_t scaleH, int64_t scaleW, float *out);
+
+/// Transposed convolution: input [N, IC, IH, IW], filter [IC, OC/group,
+/// KH, KW] (ONNX ConvTranspose), optional bias; input pixel (ih, iw) lands
+/// on output (ih*sh - pt + kh*dh, iw*sw - pl + kw*dw). oh/ow include the
+/// output padding.
+struct DeconvParams {
+  int64_t n, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, group;
+  bool doRelu = false;
+};
+void deconv2d(const DeconvParams &p, const float *input, const float *filter,
+              const float *bias, float *output);
+
+/// Resize along one axis as an [outLen, inLen] matrix whose row i holds the
+/// weights output i gives each input (ONNX Resize, antialias off).
+enum class ResizeMode { Linear, Nearest };
+enum class ResizeCoord { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric };
+enum class NearestRound { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
+std::optional<ResizeMode> parseResizeMode(llvm::StringRef name);
+std::optional<ResizeCoord> parseResizeCoord(llvm::StringRef name);
+std::optional<NearestRound> parseNearestRound(llvm::StringRef name);
+std::vector<float> resizeMatrix(int64_t inLen, int64_t outLen, double scale,
+                                ResizeMode mode, ResizeCoord coord,
+                                NearestRound round);
+/// out[p] = ah [oh, h] x in[p] [h, w] x aw^T for `planes` planes (H first,
+/// then W: the order the chip computes in).
+void resizeSeparable(const float *in, int64_t planes, int64_t h, int64_t w,
+                     const float *ah, int64_t oh, const float *aw, int64_t ow,
+                     float *out);
 
 } // namespace tpuc
 #endif

@@ -50,6 +50,8 @@ void attachPoolModels(mlir::MLIRContext *ctx);
 void attachReduceModels(mlir::MLIRContext *ctx);
 void attachNormModels(mlir::MLIRContext *ctx);
 void attachDataMovementModels(mlir::MLIRContext *ctx);
+void attachDeconvModels(mlir::MLIRContext *ctx);
+void attachInterpModels(mlir::MLIRContext *ctx);
 
 /// Iterates a list of steps whose loads are keyed: a step reloads buffer
 /// group g only when its key differs from the previous step's, rotating

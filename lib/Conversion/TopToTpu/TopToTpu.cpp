@@ -9,4 +9,5 @@ void tpuc::populateTopToTpuPatterns(mlir::RewritePatternSet &patterns) {
   populateTopToTpuPoolPatterns(patterns);
   populateTopToTpuReducePatterns(patterns);
   populateTopToTpuDataMovementPatterns(patterns);
+  populateTopToTpuResamplePatterns(patterns);
 }

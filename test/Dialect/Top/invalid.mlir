@@ -422,3 +422,51 @@ func.func @upsample_negative(%a: tensor<1x1x2x2xf32>) -> tensor<*xf32> {
   %0 = "top.Upsample"(%a) {scale_h = 2 : i64, scale_w = -1 : i64} : (tensor<1x1x2x2xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+func.func @deconv_output_padding(%a: tensor<1x4x5x5xf32>, %w: tensor<4x2x3x3xf32>, %n: none) -> tensor<*xf32> {
+  // expected-error @+1 {{output_padding 2 must be in [0, max(stride, dilation))}}
+  %0 = "top.Deconv"(%a, %w, %n) {kernel_shape = [3, 3], strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1], output_padding = [2, 0]} : (tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>, none) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @deconv_channels(%a: tensor<1x3x5x5xf32>, %w: tensor<4x2x3x3xf32>, %n: none) -> tensor<*xf32> {
+  // expected-error @+1 {{input has 3 channels but filter expects 4}}
+  %0 = "top.Deconv"(%a, %w, %n) {kernel_shape = [3, 3], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], output_padding = [0, 0]} : (tensor<1x3x5x5xf32>, tensor<4x2x3x3xf32>, none) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @deconv_pads_exceed(%a: tensor<1x4x2x2xf32>, %w: tensor<4x2x1x1xf32>, %n: none) -> tensor<*xf32> {
+  // expected-error @+1 {{output dim 0 would be 0 (pads exceed the deconvolved extent)}}
+  %0 = "top.Deconv"(%a, %w, %n) {kernel_shape = [1, 1], strides = [1, 1], pads = [1, 0, 1, 0], dilations = [1, 1], output_padding = [0, 0]} : (tensor<1x4x2x2xf32>, tensor<4x2x1x1xf32>, none) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @interp_mode(%a: tensor<1x1x2x2xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{unknown mode 'cubic' (linear or nearest)}}
+  %0 = "top.Interp"(%a) {mode = "cubic", coord_mode = "half_pixel", target_h = 4, target_w = 4, scale_h = 2.0, scale_w = 2.0} : (tensor<1x1x2x2xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @interp_coord(%a: tensor<1x1x2x2xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{unknown coord_mode 'tf_crop_and_resize'}}
+  %0 = "top.Interp"(%a) {mode = "linear", coord_mode = "tf_crop_and_resize", target_h = 4, target_w = 4, scale_h = 2.0, scale_w = 2.0} : (tensor<1x1x2x2xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @interp_target(%a: tensor<1x1x2x2xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{target sizes must be >= 1, got 0 and 4}}
+  %0 = "top.Interp"(%a) {mode = "linear", coord_mode = "half_pixel", target_h = 0, target_w = 4, scale_h = 2.0, scale_w = 2.0} : (tensor<1x1x2x2xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -270,3 +270,19 @@ func.func @upsample_scale(%a: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
   %0 = "tpu.Upsample"(%a) {scale_h = 0, scale_w = 1} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
   return %0 : tensor<1x1x2x2xf32>
 }
+
+// -----
+
+func.func @deconv_result(%a: tensor<1x4x5x5xf32>, %w: tensor<4x2x3x3xf32>, %n: none) -> tensor<1x2x13x11xf32> {
+  // expected-error @+1 {{result dim 2 is 13, expected 11 plus an output padding below 2}}
+  %0 = "tpu.Deconv"(%a, %w, %n) {kernel_shape = [3, 3], strides = [2, 2], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>, none) -> tensor<1x2x13x11xf32>
+  return %0 : tensor<1x2x13x11xf32>
+}
+
+// -----
+
+func.func @interp_matrix(%a: tensor<1x1x2x3xf32>, %h: tensor<4x2xf32>, %w: tensor<6x2xf32>) -> tensor<1x1x4x6xf32> {
+  // expected-error @+1 {{height_matrix [4, 2] and width_matrix [6, 2] must be [OH, H] and [OW, W] for [1, 1, 2, 3] -> [1, 1, 4, 6]}}
+  %0 = "tpu.Interp"(%a, %h, %w) : (tensor<1x1x2x3xf32>, tensor<4x2xf32>, tensor<6x2xf32>) -> tensor<1x1x4x6xf32>
+  return %0 : tensor<1x1x4x6xf32>
+}

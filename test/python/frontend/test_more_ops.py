@@ -182,13 +182,13 @@ def _single(op_type, inputs, inits, opset=17, **attrs):
 
 
 @pytest.mark.parametrize("model,fragments", [
-    (_single("ConvTranspose", [("x", [1, 4, 5, 5])], [_const("w", _f32(4, 2, 3, 3))]),
-     ["node 'the_node' (ConvTranspose)", "op type is not supported"]),
+    (_single("ConvTranspose", [("x", [1, 4, 3, 3, 3])], [_const("w", _f32(4, 2, 2, 2, 2))]),
+     ["node 'the_node' (ConvTranspose)", "3-D ConvTranspose is not supported"]),
     (_single("Resize", [("x", [1, 2, 4, 4])],
              [_const("roi", np.zeros(0, np.float32)),
-              _const("scales", np.array([1, 1, 2, 2], np.float32))], mode="linear"),
-     ["node 'the_node' (Resize)", "mode 'linear' is not supported"]),
-], ids=["conv_transpose", "resize_linear"])
+              _const("scales", np.array([1, 1, 2, 2], np.float32))], mode="cubic"),
+     ["node 'the_node' (Resize)", "mode 'cubic' is not supported"]),
+], ids=["conv_transpose_3d", "resize_cubic"])
 def test_unsupported_ops_fail_with_one_clear_line(model, fragments, tmp_path):
     onnx.save(model, tmp_path / "m.onnx")
     with pytest.raises(FrontendError) as e:

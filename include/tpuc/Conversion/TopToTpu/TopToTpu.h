@@ -13,6 +13,7 @@ void populateTopToTpuNormPatterns(mlir::RewritePatternSet &patterns);
 void populateTopToTpuPoolPatterns(mlir::RewritePatternSet &patterns);
 void populateTopToTpuReducePatterns(mlir::RewritePatternSet &patterns);
 void populateTopToTpuDataMovementPatterns(mlir::RewritePatternSet &patterns);
+void populateTopToTpuResamplePatterns(mlir::RewritePatternSet &patterns);
 
 /// Every Top compute op's lowering (F32: types are kept).
 void populateTopToTpuPatterns(mlir::RewritePatternSet &patterns);

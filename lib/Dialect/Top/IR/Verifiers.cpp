@@ -376,3 +376,96 @@ LogicalResult UpsampleOp::verify() {
 }
 
 } // namespace top
+
+namespace top {
+
+LogicalResult DeconvOp::verify() {
+  auto kernel = getI64s(getKernelShape());
+  size_t k = kernel.size();
+  if (k != 1 && k != 2)
+    return emitOpError() << "supports 1-D and 2-D deconvolution, got "
+                         << "kernel_shape of " << k << " dims";
+  for (auto [name, attr, size] :
+       {std::tuple<StringRef, ArrayAttr, size_t>{"strides", getStrides(), k},
+        {"dilations", getDilations(), k},
+        {"pads", getPads(), 2 * k},
+        {"output_padding", getOutputPadding(), k}})
+    if (attr.size() != size)
+      return emitOpError() << name << " needs " << size << " values, got "
+                           << attr.size();
+  auto s = getI64s(getStrides()), d = getI64s(getDilations()),
+       op = getI64s(getOutputPadding());
+  for (size_t i = 0; i < k; ++i) {
+    if (s[i] <= 0 || d[i] <= 0)
+      return emitOpError() << "strides and dilations must be positive";
+    // ONNX: the extra output cells must not reach past the next input
+    // pixel's footprint.
+    if (op[i] < 0 || op[i] >= std::max(s[i], d[i]))
+      return emitOpError() << "output_padding " << op[i]
+                           << " must be in [0, max(stride, dilation))";
+  }
+  for (int64_t p : getI64s(getPads()))
+    if (p < 0)
+      return emitOpError() << "pads must be non-negative";
+  int64_t group = getGroup();
+  if (group < 1)
+    return emitOpError() << "group must be >= 1, got " << group;
+  auto f = getShape(getFilter());
+  if (f.size() != k + 2)
+    return emitOpError() << "filter must have rank " << k + 2 << ", got "
+                         << f.size();
+  for (size_t i = 0; i < k; ++i)
+    if (f[2 + i] != kernel[i])
+      return emitOpError() << "filter spatial dim " << i << " is " << f[2 + i]
+                           << " but kernel_shape says " << kernel[i];
+  if (f[0] % group != 0)
+    return emitOpError() << "filter input channels " << f[0]
+                         << " not divisible by group " << group;
+  if (isRanked(getInput())) {
+    auto in = getShape(getInput());
+    if (in.size() != k + 2)
+      return emitOpError() << "input must have rank " << k + 2 << ", got "
+                           << in.size();
+    if (in[1] != f[0])
+      return emitOpError() << "input has " << in[1]
+                           << " channels but filter expects " << f[0];
+    auto pads = getI64s(getPads());
+    for (size_t i = 0; i < k; ++i) {
+      int64_t o = (in[2 + i] - 1) * s[i] - pads[i] - pads[k + i] +
+                  d[i] * (kernel[i] - 1) + 1 + op[i];
+      if (o < 1)
+        return emitOpError() << "output dim " << i << " would be " << o
+                             << " (pads exceed the deconvolved extent)";
+    }
+  }
+  if (!isNone(getBias()) && numElements(getShape(getBias())) != f[1] * group)
+    return emitOpError() << "bias must have " << f[1] * group
+                         << " elements, got "
+                         << numElements(getShape(getBias()));
+  return success();
+}
+
+LogicalResult InterpOp::verify() {
+  if (!parseResizeMode(getMode()))
+    return emitOpError() << "unknown mode '" << getMode()
+                         << "' (linear or nearest)";
+  if (!parseResizeCoord(getCoordMode()))
+    return emitOpError() << "unknown coord_mode '" << getCoordMode() << "'";
+  if (!parseNearestRound(getNearestMode()))
+    return emitOpError() << "unknown nearest_mode '" << getNearestMode()
+                         << "'";
+  int64_t th = getTargetHAttr().getInt(), tw = getTargetWAttr().getInt();
+  if (th < 1 || tw < 1)
+    return emitOpError() << "target sizes must be >= 1, got " << th << " and "
+                         << tw;
+  double sh = getScaleH().convertToDouble(), sw = getScaleW().convertToDouble();
+  if (!(sh > 0) || !(sw > 0))
+    return emitOpError() << "scales must be positive, got " << sh << " and "
+                         << sw;
+  if (isRanked(getInput()) && getShape(getInput()).size() != 4)
+    return emitOpError() << "input must be NCHW (rank 4), got "
+                         << getInput().getType();
+  return success();
+}
+
+} // namespace top

@@ -411,4 +411,67 @@ LogicalResult UpsampleOp::verify() {
       *this, {in[0], in[1], in[2] * getScaleH(), in[3] * getScaleW()});
 }
 
+LogicalResult DeconvOp::verify() {
+  Operation *op = *this;
+  if (failed(verifyI64s(op, "kernel_shape", getKernelShape(), 2, 1)) ||
+      failed(verifyI64s(op, "strides", getStrides(), 2, 1)) ||
+      failed(verifyI64s(op, "dilations", getDilations(), 2, 1)) ||
+      failed(verifyI64s(op, "pads", getPads(), 4, 0)))
+    return failure();
+  auto in = getShape(getInput()), f = getShape(getFilter()),
+       out = getShape(getOutput());
+  if (in.size() != 4 || f.size() != 4 || out.size() != 4)
+    return emitOpError() << "input, filter and result must have rank 4";
+  auto kernel = getI64s(getKernelShape());
+  if (f[2] != kernel[0] || f[3] != kernel[1])
+    return emitOpError() << "filter spatial dims "
+                         << shapeToString(f.drop_front(2))
+                         << " differ from kernel_shape "
+                         << shapeToString(kernel);
+  int64_t group = getGroup();
+  if (group < 1 || f[0] % group != 0 || in[1] != f[0])
+    return emitOpError() << "filter " << shapeToString(f)
+                         << " does not fit an input of " << in[1]
+                         << " channels with group " << group;
+  if (!isNone(getBias()) && numElements(getShape(getBias())) != f[1] * group)
+    return emitOpError() << "bias must have " << f[1] * group
+                         << " elements, got "
+                         << numElements(getShape(getBias()));
+  if (out[0] != in[0] || out[1] != f[1] * group)
+    return emitOpError() << "result shape " << shapeToString(out)
+                         << " must have batch " << in[0] << " and "
+                         << f[1] * group << " channels";
+  auto s = getI64s(getStrides()), d = getI64s(getDilations()),
+       p = getI64s(getPads());
+  for (int i = 0; i < 2; ++i) {
+    // The result may exceed the plain extent by the output padding.
+    int64_t base =
+        (in[2 + i] - 1) * s[i] - p[i] - p[2 + i] + d[i] * (kernel[i] - 1) + 1;
+    if (out[2 + i] < std::max<int64_t>(base, 1) ||
+        out[2 + i] >= base + std::max(s[i], d[i]))
+      return emitOpError() << "result dim " << 2 + i << " is " << out[2 + i]
+                           << ", expected " << base
+                           << " plus an output padding below "
+                           << std::max(s[i], d[i]);
+  }
+  return success();
+}
+
+LogicalResult InterpOp::verify() {
+  auto in = getShape(getInput()), ah = getShape(getHeightMatrix()),
+       aw = getShape(getWidthMatrix()), out = getShape(getOutput());
+  if (in.size() != 4 || out.size() != 4)
+    return emitOpError() << "input and result must be NCHW (rank 4)";
+  if (ah.size() != 2 || aw.size() != 2 || ah[0] != out[2] ||
+      ah[1] != in[2] || aw[0] != out[3] || aw[1] != in[3])
+    return emitOpError() << "height_matrix " << shapeToString(ah)
+                         << " and width_matrix " << shapeToString(aw)
+                         << " must be [OH, H] and [OW, W] for "
+                         << shapeToString(in) << " -> "
+                         << shapeToString(out);
+  if (out[0] != in[0] || out[1] != in[1])
+    return emitOpError() << "resizes only H and W";
+  return success();
+}
+
 } // namespace tpu

@@ -247,4 +247,25 @@ LogicalResult UpsampleOp::inference(InferenceParam &p) {
   return success();
 }
 
+LogicalResult DeconvOp::inference(InferenceParam &p) {
+  auto in = getShape(getInput()), f = getShape(getFilter()),
+       out = getShape(getOutput());
+  auto s = getI64s(getStrides()), d = getI64s(getDilations()),
+       pads = getI64s(getPads());
+  DeconvParams c;
+  c.n = in[0], c.ic = in[1], c.ih = in[2], c.iw = in[3];
+  c.oc = out[1], c.oh = out[2], c.ow = out[3], c.kh = f[2], c.kw = f[3];
+  c.sh = s[0], c.sw = s[1], c.dh = d[0], c.dw = d[1];
+  c.pt = pads[0], c.pl = pads[1], c.group = getGroup();
+  deconv2d(c, p.inputs[0], p.inputs[1], p.inputs[2], p.outputs[0]);
+  return success();
+}
+
+LogicalResult InterpOp::inference(InferenceParam &p) {
+  auto in = getShape(getInput()), out = getShape(getOutput());
+  resizeSeparable(p.inputs[0], in[0] * in[1], in[2], in[3], p.inputs[1],
+                  out[2], p.inputs[2], out[3], p.outputs[0]);
+  return success();
+}
+
 } // namespace tpu

@@ -75,6 +75,29 @@ def Top_ConvOp : Top_ComputeOp<"Conv"> {
   let hasVerifier = 1;
 }
 
+def Top_DeconvOp : Top_ComputeOp<"Deconv"> {
+  let summary = "1-D/2-D transposed convolution (ONNX ConvTranspose)";
+  let description = [{
+    NC[H]W input, filter [IC, OC/group, K...] (ONNX layout). Input pixel i
+    lands on output i*stride - pad_begin + k*dilation; `pads` holds the
+    begin pads of every spatial axis, then the end pads (ONNX order), and
+    each output dim is (in-1)*stride - begin - end + dilation*(k-1) + 1 +
+    output_padding. `group` > 1 gives grouped and depthwise deconvolution.
+  }];
+  let arguments = (ins
+    AnyTensor:$input,
+    AnyRankedTensor:$filter,
+    AnyTypeOf<[AnyRankedTensor, NoneType]>:$bias,
+    I64ArrayAttr:$kernel_shape,
+    I64ArrayAttr:$strides,
+    I64ArrayAttr:$pads,
+    I64ArrayAttr:$dilations,
+    I64ArrayAttr:$output_padding,
+    DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -309,6 +332,25 @@ def Top_PadOp : Top_ComputeOp<"Pad"> {
 def Top_UpsampleOp : Top_ComputeOp<"Upsample"> {
   let summary = "nearest-neighbour upsampling of H and W by integer scales";
   let arguments = (ins AnyTensor:$input, I64Attr:$scale_h, I64Attr:$scale_w);
+  let results = (outs AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def Top_InterpOp : Top_ComputeOp<"Interp"> {
+  let summary = "resize of H and W of NCHW (ONNX Resize, linear or nearest)";
+  let description = [{
+    Output H/W are `target_h`/`target_w`; `scale_h`/`scale_w` (output over
+    input, as ONNX derives it from scales or sizes) drive the coordinate
+    transform `coord_mode` (half_pixel, pytorch_half_pixel, align_corners,
+    asymmetric). `mode` "linear" interpolates bilinearly between the two
+    nearest inputs (coordinates clamped to the input); "nearest" picks one
+    input by `nearest_mode` (round_prefer_floor, round_prefer_ceil, floor,
+    ceil).
+  }];
+  let arguments = (ins AnyTensor:$input, StrAttr:$mode, StrAttr:$coord_mode,
+                   DefaultValuedAttr<StrAttr, "\"round_prefer_floor\"">:$nearest_mode,
+                   I64Attr:$target_h, I64Attr:$target_w,
+                   F64Attr:$scale_h, F64Attr:$scale_w);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
 }

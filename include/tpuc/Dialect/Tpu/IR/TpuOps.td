@@ -201,4 +201,35 @@ def Tpu_UpsampleOp : Tpu_ComputeOp<"Upsample"> {
   let results = (outs Tpu_Tensor:$output);
   let hasVerifier = 1;
 }
+
+def Tpu_DeconvOp : Tpu_ComputeOp<"Deconv"> {
+  let summary = "2-D transposed convolution (1-D is lowered with height 1)";
+  let description = [{
+    NCHW input, filter [IC, OC/group, KH, KW], optional bias of OC
+    elements. Input pixel (h, w) lands on output (h*sh - top + kh*dh,
+    w*sw - left + kw*dw); `pads` = [top, left, bottom, right] and the result
+    type carries the output padding.
+  }];
+  let arguments = (ins Tpu_Tensor:$input, Tpu_Tensor:$filter,
+                   Tpu_TensorOrNone:$bias, I64ArrayAttr:$kernel_shape,
+                   I64ArrayAttr:$strides, I64ArrayAttr:$pads,
+                   I64ArrayAttr:$dilations,
+                   DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_InterpOp : Tpu_ComputeOp<"Interp"> {
+  let summary = "separable resize of H and W: out = A_h x in x A_w^T";
+  let description = [{
+    Every NCHW plane is multiplied by `height_matrix` [OH, H] on the left
+    and by the transpose of `width_matrix` [OW, W] on the right (H first).
+    The lowering builds the matrices from top.Interp's mode and coordinate
+    transform; each row holds one output's interpolation weights.
+  }];
+  let arguments = (ins Tpu_Tensor:$input, Tpu_Tensor:$height_matrix,
+                   Tpu_Tensor:$width_matrix);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
 #endif
