@@ -43,5 +43,55 @@ inline mlir::LogicalResult requireWeightFile(mlir::Operation *op) {
   return mlir::success();
 }
 
+/// A convolution-like Top op in the chip's 2-D form. The chip convolves in
+/// 2-D, so a 1-D op gets height 1 through reshapes of its input and filter;
+/// Top pads (begins then ends) are then [top, left, bottom, right].
+struct Window2d {
+  mlir::Value input, filter;
+  llvm::SmallVector<int64_t> kernel, strides, dilations, pads;
+  mlir::RankedTensorType type; // of the 2-D result
+  bool is1d;
+  mlir::Location loc; // of the 2-D op: the Top op's own unless reshaped
+
+  /// The 2-D op's result as the Top op's (reshaped back when 1-D).
+  mlir::Value result(mlir::OpBuilder &b, mlir::Operation *op,
+                     mlir::Value v) const {
+    if (!is1d)
+      return v;
+    return tpu::ReshapeOp::create(b, op->getLoc(), op->getResult(0).getType(),
+                                  v)
+        .getOutput();
+  }
+};
+
+template <typename TopOp>
+Window2d toWindow2d(TopOp op, mlir::Value input, mlir::Value filter,
+                    mlir::OpBuilder &b) {
+  auto outType = llvm::cast<mlir::RankedTensorType>(op.getOutput().getType());
+  Window2d w{input,
+             filter,
+             getI64s(op.getKernelShape()),
+             getI64s(op.getStrides()),
+             getI64s(op.getDilations()),
+             getI64s(op.getPads()),
+             outType,
+             op.getKernelShape().size() == 1,
+             op.getLoc()};
+  if (!w.is1d)
+    return w;
+  auto in = getShape(input), f = getShape(filter);
+  w.input = reshape(b, helperLoc(op, "input_2d"), input, {in[0], in[1], 1, in[2]});
+  w.filter = reshape(b, helperLoc(op, "filter_2d"), filter, {f[0], f[1], 1, f[2]});
+  w.kernel = {1, w.kernel[0]};
+  w.strides = {1, w.strides[0]};
+  w.dilations = {1, w.dilations[0]};
+  w.pads = {0, w.pads[0], 0, w.pads[1]};
+  auto out = outType.getShape();
+  w.type = mlir::RankedTensorType::get({out[0], out[1], 1, out[2]},
+                                       outType.getElementType());
+  w.loc = helperLoc(op, "2d");
+  return w;
+}
+
 } // namespace tpuc::lowering
 #endif

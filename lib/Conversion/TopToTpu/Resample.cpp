@@ -17,36 +17,14 @@ struct LowerDeconv : OpConversionPattern<top::DeconvOp> {
   LogicalResult
   matchAndRewrite(top::DeconvOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto kernel = getI64s(op.getKernelShape());
-    auto strides = getI64s(op.getStrides()), dil = getI64s(op.getDilations()),
-         pads = getI64s(op.getPads());
-    Value input = adaptor.getInput(), filter = adaptor.getFilter();
-    auto outType = cast<RankedTensorType>(op.getOutput().getType());
-    RankedTensorType type = outType;
-    const bool is1d = kernel.size() == 1;
-    if (is1d) {
-      auto in = getShape(input), f = getShape(filter);
-      input = reshape(rewriter, helperLoc(op, "input_2d"), input,
-                      {in[0], in[1], 1, in[2]});
-      filter = reshape(rewriter, helperLoc(op, "filter_2d"), filter,
-                       {f[0], f[1], 1, f[2]});
-      kernel = {1, kernel[0]};
-      strides = {1, strides[0]};
-      dil = {1, dil[0]};
-      pads = {0, pads[0], 0, pads[1]};
-      auto out = outType.getShape();
-      type = RankedTensorType::get({out[0], out[1], 1, out[2]},
-                                   outType.getElementType());
-    }
+    Window2d w = toWindow2d(op, adaptor.getInput(), adaptor.getFilter(),
+                            rewriter);
     auto deconv = tpu::DeconvOp::create(
-        rewriter, is1d ? helperLoc(op, "2d") : op.getLoc(), type, input,
-        filter, adaptor.getBias(), rewriter.getI64ArrayAttr(kernel),
-        rewriter.getI64ArrayAttr(strides), rewriter.getI64ArrayAttr(pads),
-        rewriter.getI64ArrayAttr(dil), op.getGroupAttr());
-    Value result = deconv.getOutput();
-    if (is1d)
-      result = tpu::ReshapeOp::create(rewriter, op.getLoc(), outType, result)
-                   .getOutput();
+        rewriter, w.loc, w.type, w.input, w.filter, adaptor.getBias(),
+        rewriter.getI64ArrayAttr(w.kernel), rewriter.getI64ArrayAttr(w.strides),
+        rewriter.getI64ArrayAttr(w.pads), rewriter.getI64ArrayAttr(w.dilations),
+        op.getGroupAttr());
+    Value result = w.result(rewriter, op, deconv.getOutput());
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -8,21 +8,15 @@ import warnings
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-from tpuc.compare import Tolerance
 from tpuc.deploy import deploy
 from tpuc.frontend.errors import FrontendError
 from tpuc.transform import transform
 
-COSINE_MIN = 0.99999
-TOL = Tolerance(COSINE_MIN, 0.999)
-CHIPS = ("tpu_edge", "tpu_pro")
+from onnx_cases import CHIPS, TOL, Runner, const
+
 _rng = np.random.default_rng(11)
-
-
-def _const(name, array):
-    return numpy_helper.from_array(np.asarray(array), name)
 
 
 def _f32(*shape):
@@ -31,23 +25,23 @@ def _f32(*shape):
 
 def _deconv(x, w, bias=True, **attrs):
     """x [N, IC, ...] -> ConvTranspose with weight w [IC, OC/g, k...] -> y."""
-    inits = [_const("w", _f32(*w))]
+    inits = [const("w", _f32(*w))]
     names = ["x", "w"]
     if bias:
-        inits.append(_const("b", _f32(w[1] * attrs.get("group", 1))))
+        inits.append(const("b", _f32(w[1] * attrs.get("group", 1))))
         names.append("b")
     node = helper.make_node("ConvTranspose", names, ["y"], name="y", **attrs)
     return dict(nodes=[node], inits=inits, inputs=[("x", x)], opset=17)
 
 
 def _resize(x, scales=None, sizes=None, opset=17, **attrs):
-    inits = [_const("roi", np.zeros(0, np.float32))]
+    inits = [const("roi", np.zeros(0, np.float32))]
     names = ["x", "roi"]
     if scales is not None:
-        inits.append(_const("scales", np.array(scales, np.float32)))
+        inits.append(const("scales", np.array(scales, np.float32)))
         names.append("scales")
     else:
-        inits.append(_const("sizes", np.array(sizes, np.int64)))
+        inits.append(const("sizes", np.array(sizes, np.int64)))
         names += ["", "sizes"]
     node = helper.make_node("Resize", names, ["y"], name="y", **attrs)
     return dict(nodes=[node], inits=inits, inputs=[("x", x)], opset=opset)
@@ -83,55 +77,22 @@ CASES = {
 }
 
 
-def _model(case):
-    graph = helper.make_graph(
-        case["nodes"], "g",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in case["inputs"]],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        initializer=case["inits"])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", case["opset"])])
-
-
 @pytest.fixture(scope="module")
-def transformed(tmp_path_factory):
-    """case name -> (workdir, top.mlir, inputs npz, top outputs npz, result)."""
-    cache = {}
-
-    def get(name):
-        if name not in cache:
-            case = CASES[name]
-            d = tmp_path_factory.mktemp(name)
-            onnx.save(_model(case), d / f"{name}.onnx")
-            np.savez(d / "in.npz", **{n: _f32(*s) for n, s in case["inputs"]})
-            r = transform(name, d / f"{name}.onnx", d / f"{name}.mlir", test_input=d / "in.npz",
-                          test_result=d / "top_outputs.npz", tolerance=TOL)
-            cache[name] = (d, r.mlir, d / "in.npz", r.top_outputs, r)
-        return cache[name]
-
-    return get
+def runner(tmp_path_factory):
+    return Runner(CASES, tmp_path_factory, seed=11)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_matches_onnxruntime(name, transformed):
-    r = transformed(name)[4]
-    cmp = r.comparison
-    assert cmp.passed, cmp.summary()
-    assert "y" in {row.name for row in cmp.rows if row.passed}
-    assert all(row.cosine >= COSINE_MIN for row in cmp.rows if row.passed)
-    text = r.mlir.read_text()
-    assert ("top.Deconv" if name.startswith("deconv") else "top.Interp") in text
+def test_matches_onnxruntime(name, runner):
+    r = runner.check_transform(name)
+    assert ("top.Deconv" if name.startswith("deconv") else "top.Interp") in r.mlir.read_text()
 
 
 @pytest.mark.parametrize("layer_group", [True, False], ids=["groups", "per_op"])
 @pytest.mark.parametrize("chip", CHIPS)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_deploys_and_matches(name, chip, layer_group, transformed):
-    d, mlir, inputs, top_out, _ = transformed(name)
-    r = deploy(mlir, "F32", chip, d / f"{name}_{chip}_{layer_group}.bmodel", test_input=inputs,
-               test_reference=top_out, compare_all=True, tolerance=TOL, layer_group=layer_group)
-    assert r.tpu_comparison.passed, r.tpu_comparison.summary()
-    assert r.model_comparison.passed, r.model_comparison.summary()
-    assert "y" in {row.name for row in r.model_comparison.rows if row.passed}
+def test_deploys_and_matches(name, chip, layer_group, runner):
+    runner.check_deploy(name, chip, layer_group)
 
 
 def _single(op_type, inits, x=(1, 2, 4, 4), **attrs):
@@ -144,18 +105,18 @@ def _single(op_type, inits, x=(1, 2, 4, 4), **attrs):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-_ROI = _const("roi", np.zeros(0, np.float32))
+_ROI = const("roi", np.zeros(0, np.float32))
 
 
 @pytest.mark.parametrize("model,fragment", [
-    (_single("Resize", [_ROI, _const("scales", np.array([1, 1, 2, 2], np.float32))],
+    (_single("Resize", [_ROI, const("scales", np.array([1, 1, 2, 2], np.float32))],
              mode="linear", coordinate_transformation_mode="tf_crop_and_resize"),
      "coordinate_transformation_mode 'tf_crop_and_resize' is not supported"),
-    (_single("Resize", [_ROI, _const("scales", np.array([1, 2, 2, 2], np.float32))],
+    (_single("Resize", [_ROI, const("scales", np.array([1, 2, 2, 2], np.float32))],
              mode="linear"), "only H/W resizing of NCHW tensors is supported"),
-    (_single("Resize", [_ROI, _const("scales", np.array([1, 1, 0.5, 0.5], np.float32))],
+    (_single("Resize", [_ROI, const("scales", np.array([1, 1, 0.5, 0.5], np.float32))],
              mode="linear", antialias=1), "antialias=1 when downscaling is not supported"),
-    (_single("ConvTranspose", [_const("w", _f32(2, 2, 3, 3))], strides=[2, 2],
+    (_single("ConvTranspose", [const("w", _f32(2, 2, 3, 3))], strides=[2, 2],
              output_shape=[12, 12]), "larger than the deconvolved extent"),
 ], ids=["crop_and_resize", "channel_resize", "antialias", "output_shape_too_big"])
 def test_unsupported_attributes_fail_with_one_line(model, fragment, tmp_path):

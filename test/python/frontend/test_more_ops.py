@@ -6,22 +6,15 @@ with and without layer groups, matching the Tpu interpreter tensor by tensor."""
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-from tpuc.compare import Tolerance
-from tpuc.deploy import deploy
 from tpuc.frontend.errors import FrontendError
 from tpuc.transform import transform
 
-COSINE_MIN = 0.99999
-TOL = Tolerance(COSINE_MIN, 0.999)
-CHIPS = ("tpu_edge", "tpu_pro")
+from onnx_cases import CHIPS, Runner, const
+
 X = [1, 4, 6, 6]
 _rng = np.random.default_rng(7)
-
-
-def _const(name, array):
-    return numpy_helper.from_array(np.asarray(array), name)
 
 
 def _f32(*shape, scale=1.0):
@@ -31,7 +24,7 @@ def _f32(*shape, scale=1.0):
 def _conv(out="c"):
     """A 1x1 conv from `x` so activations have a producer to group with."""
     return ([helper.make_node("Conv", ["x", "w"], [out], name=out)],
-            [_const("w", _f32(4, 4, 1, 1))])
+            [const("w", _f32(4, 4, 1, 1))])
 
 
 def _case(nodes, inits=(), outputs=("y",), opset=17, inputs=(("x", X),)):
@@ -52,101 +45,66 @@ CASES = {
     "leaky_relu": _act_case("LeakyRelu", alpha=0.15),
     "hard_sigmoid": _act_case("HardSigmoid", alpha=0.3, beta=0.4),
     "hard_swish": _act_case("HardSwish", opset=14),
-    "prelu_channel": _act_case("PRelu", [_const("slope", _f32(4, 1, 1, scale=0.3))]),
-    "prelu_scalar": _act_case("PRelu", [_const("slope1", np.array([0.2], np.float32))]),
+    "prelu_channel": _act_case("PRelu", [const("slope", _f32(4, 1, 1, scale=0.3))]),
+    "prelu_scalar": _act_case("PRelu", [const("slope1", np.array([0.2], np.float32))]),
     "split_input": _case([helper.make_node("Split", ["x", "sizes"], ["s0", "s1", "s2"],
                                            name="split", axis=1)],
-                         [_const("sizes", np.array([1, 2, 1], np.int64))],
+                         [const("sizes", np.array([1, 2, 1], np.int64))],
                          outputs=("s0", "s1", "s2"), opset=13),
     "split_num_outputs": _case([helper.make_node("Split", ["x"], ["s0", "s1", "s2"],
                                                  name="split", axis=-1, num_outputs=3)],
                                outputs=("s0", "s1", "s2"), opset=18,
                                inputs=(("x", [1, 4, 3, 7]),)),
     "tile": _case([helper.make_node("Tile", ["x", "reps"], ["y"], name="tile")],
-                  [_const("reps", np.array([1, 2, 1, 3], np.int64))],
+                  [const("reps", np.array([1, 2, 1, 3], np.int64))],
                   inputs=(("x", [1, 2, 3, 4]),)),
     "expand": _case([helper.make_node("Expand", ["x", "shape"], ["y"], name="expand")],
-                    [_const("shape", np.array([2, 4, 5, 6], np.int64))],
+                    [const("shape", np.array([2, 4, 5, 6], np.int64))],
                     inputs=(("x", [1, 4, 1, 6]),)),
     "expand_rank": _case([helper.make_node("Expand", ["x", "shape"], ["y"], name="expand")],
-                         [_const("shape", np.array([2, 3, 4, 5], np.int64))],
+                         [const("shape", np.array([2, 3, 4, 5], np.int64))],
                          inputs=(("x", [4, 1]),)),
     "sum": _case([helper.make_node("Sum", ["x", "x2", "b"], ["y"], name="sum")],
-                 [_const("b", _f32(4, 1, 1))], inputs=(("x", X), ("x2", X))),
+                 [const("b", _f32(4, 1, 1))], inputs=(("x", X), ("x2", X))),
     "mean": _case([helper.make_node("Mean", ["x", "x2", "b"], ["y"], name="mean")],
-                  [_const("b", _f32(4, 1, 1))], inputs=(("x", X), ("x2", X))),
+                  [const("b", _f32(4, 1, 1))], inputs=(("x", X), ("x2", X))),
     "instance_norm": _case(
         _conv()[0] + [helper.make_node("InstanceNormalization", ["c", "scale", "bias"], ["y"],
                                        name="inorm", epsilon=1e-3)],
-        _conv()[1] + [_const("scale", _f32(4)), _const("bias", _f32(4))]),
+        _conv()[1] + [const("scale", _f32(4)), const("bias", _f32(4))]),
     "instance_norm_plain": _case(
         [helper.make_node("InstanceNormalization", ["x", "one", "zero"], ["y"], name="inorm")],
-        [_const("one", np.ones(4, np.float32)), _const("zero", np.zeros(4, np.float32))],
+        [const("one", np.ones(4, np.float32)), const("zero", np.zeros(4, np.float32))],
         inputs=(("x", [2, 4, 10]),)),
     "reduce_sum": _case([helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="rsum",
                                           keepdims=1)],
-                        [_const("axes", np.array([2, 3], np.int64))], opset=13),
+                        [const("axes", np.array([2, 3], np.int64))], opset=13),
 }
 
 
-def _model(case):
-    graph = helper.make_graph(
-        case["nodes"], "g",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in case["inputs"]],
-        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in case["outputs"]],
-        initializer=case["inits"])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", case["opset"])])
-    return model
-
-
 @pytest.fixture(scope="module")
-def transformed(tmp_path_factory):
-    """case name -> (workdir, top.mlir, inputs npz, top outputs npz, result)."""
-    cache = {}
-
-    def get(name):
-        if name not in cache:
-            case = CASES[name]
-            d = tmp_path_factory.mktemp(name)
-            onnx.save(_model(case), d / f"{name}.onnx")
-            # Wide enough to reach every branch of the clamps.
-            np.savez(d / "in.npz", **{n: _f32(*s, scale=3.0) for n, s in case["inputs"]})
-            r = transform(name, d / f"{name}.onnx", d / f"{name}.mlir", test_input=d / "in.npz",
-                          test_result=d / "top_outputs.npz", tolerance=TOL)
-            cache[name] = (d, r.mlir, d / "in.npz", r.top_outputs, r)
-        return cache[name]
-
-    return get
+def runner(tmp_path_factory):
+    # Inputs wide enough to reach every branch of the clamps.
+    return Runner(CASES, tmp_path_factory, seed=7, input_scale=3.0)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_matches_onnxruntime(name, transformed):
-    r = transformed(name)[4]
-    cmp = r.comparison
-    assert cmp.passed, cmp.summary()
-    compared = {row.name for row in cmp.rows if row.passed}
-    assert set(CASES[name]["outputs"]) <= compared
-    assert all(row.cosine >= COSINE_MIN for row in cmp.rows if row.passed)
+def test_matches_onnxruntime(name, runner):
+    r = runner.check_transform(name)
     assert "tensor<*x" not in r.mlir.read_text()
 
 
 @pytest.mark.parametrize("layer_group", [True, False], ids=["groups", "per_op"])
 @pytest.mark.parametrize("chip", CHIPS)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_deploys_and_matches(name, chip, layer_group, transformed):
-    d, mlir, inputs, top_out, _ = transformed(name)
-    r = deploy(mlir, "F32", chip, d / f"{name}_{chip}_{layer_group}.bmodel", test_input=inputs,
-               test_reference=top_out, compare_all=True, tolerance=TOL, layer_group=layer_group)
-    assert r.tpu_comparison.passed, r.tpu_comparison.summary()
-    assert r.model_comparison.passed, r.model_comparison.summary()
-    compared = {row.name for row in r.model_comparison.rows if row.passed}
-    assert set(CASES[name]["outputs"]) <= compared
+def test_deploys_and_matches(name, chip, layer_group, runner):
+    runner.check_deploy(name, chip, layer_group)
 
 
-def test_mappings(transformed):
+def test_mappings(runner):
     """How each op lands in Top and Tpu (after canonicalization)."""
     def top(name):
-        return transformed(name)[1].read_text()
+        return runner.transformed(name)[1].read_text()
 
     assert "top.LeakyRelu" in top("leaky_relu") and "top.HardSwish" in top("hard_swish")
     assert "top.HardSigmoid" in top("hard_sigmoid")
@@ -162,9 +120,8 @@ def test_mappings(transformed):
 @pytest.mark.parametrize("name,mode", [("leaky_relu", "leaky_relu"),
                                        ("hard_sigmoid", "hard_sigmoid"),
                                        ("hard_swish", "hard_swish")])
-def test_new_active_modes_join_layer_groups(name, mode, transformed):
-    d, mlir, *_ = transformed(name)
-    r = deploy(mlir, "F32", "tpu_edge", d / f"{name}_grouped.bmodel", layer_group=True)
+def test_new_active_modes_join_layer_groups(name, mode, runner):
+    r = runner.check_deploy(name, "tpu_edge", layer_group=True)
     active = [l for l in r.final_mlir.read_text().splitlines()
               if "tpu.Active" in l and f'mode = "{mode}"' in l]
     assert len(active) == 1 and "tpu.group" in active[0], active
@@ -182,11 +139,11 @@ def _single(op_type, inputs, inits, opset=17, **attrs):
 
 
 @pytest.mark.parametrize("model,fragments", [
-    (_single("ConvTranspose", [("x", [1, 4, 3, 3, 3])], [_const("w", _f32(4, 2, 2, 2, 2))]),
+    (_single("ConvTranspose", [("x", [1, 4, 3, 3, 3])], [const("w", _f32(4, 2, 2, 2, 2))]),
      ["node 'the_node' (ConvTranspose)", "3-D ConvTranspose is not supported"]),
     (_single("Resize", [("x", [1, 2, 4, 4])],
-             [_const("roi", np.zeros(0, np.float32)),
-              _const("scales", np.array([1, 1, 2, 2], np.float32))], mode="cubic"),
+             [const("roi", np.zeros(0, np.float32)),
+              const("scales", np.array([1, 1, 2, 2], np.float32))], mode="cubic"),
      ["node 'the_node' (Resize)", "mode 'cubic' is not supported"]),
 ], ids=["conv_transpose_3d", "resize_cubic"])
 def test_unsupported_ops_fail_with_one_clear_line(model, fragments, tmp_path):

@@ -11,42 +11,56 @@ using namespace tpuc;
 
 namespace top {
 
-LogicalResult ConvOp::verify() {
-  auto kernel = getI64s(getKernelShape());
+/// Checks Conv and Deconv share: a 1-D or 2-D window whose strides,
+/// dilations and pads have the right lengths and signs, a positive group,
+/// and a filter whose spatial dims are the kernel's.
+template <typename OpTy>
+static LogicalResult verifyWindow(OpTy op, StringRef what) {
+  auto kernel = getI64s(op.getKernelShape());
   size_t k = kernel.size();
   if (k != 1 && k != 2)
-    return emitOpError() << "supports 1-D and 2-D convolution, got "
-                         << "kernel_shape of " << k << " dims";
-  if (getStrides().size() != k)
-    return emitOpError() << "strides needs " << k << " values, got "
-                         << getStrides().size();
-  if (getDilations().size() != k)
-    return emitOpError() << "dilations needs " << k << " values, got "
-                         << getDilations().size();
-  if (getPads().size() != 2 * k)
-    return emitOpError() << "pads needs " << 2 * k
-                         << " values (begins then ends), got "
-                         << getPads().size();
-  for (int64_t s : getI64s(getStrides()))
+    return op.emitOpError() << "supports 1-D and 2-D " << what << ", got "
+                            << "kernel_shape of " << k << " dims";
+  if (op.getStrides().size() != k)
+    return op.emitOpError() << "strides needs " << k << " values, got "
+                            << op.getStrides().size();
+  if (op.getDilations().size() != k)
+    return op.emitOpError() << "dilations needs " << k << " values, got "
+                            << op.getDilations().size();
+  if (op.getPads().size() != 2 * k)
+    return op.emitOpError() << "pads needs " << 2 * k
+                            << " values (begins then ends), got "
+                            << op.getPads().size();
+  for (int64_t s : getI64s(op.getStrides()))
     if (s <= 0)
-      return emitOpError() << "strides must be positive";
-  for (int64_t d : getI64s(getDilations()))
+      return op.emitOpError() << "strides must be positive";
+  for (int64_t d : getI64s(op.getDilations()))
     if (d <= 0)
-      return emitOpError() << "dilations must be positive";
-  for (int64_t p : getI64s(getPads()))
+      return op.emitOpError() << "dilations must be positive";
+  for (int64_t p : getI64s(op.getPads()))
     if (p < 0)
-      return emitOpError() << "pads must be non-negative";
-  int64_t group = getGroup();
+      return op.emitOpError() << "pads must be non-negative";
+  int64_t group = op.getGroup();
   if (group < 1)
-    return emitOpError() << "group must be >= 1, got " << group;
-  auto f = getShape(getFilter());
+    return op.emitOpError() << "group must be >= 1, got " << group;
+  auto f = getShape(op.getFilter());
   if (f.size() != k + 2)
-    return emitOpError() << "filter must have rank " << k + 2 << ", got "
-                         << f.size();
+    return op.emitOpError() << "filter must have rank " << k + 2 << ", got "
+                            << f.size();
   for (size_t i = 0; i < k; ++i)
     if (f[2 + i] != kernel[i])
-      return emitOpError() << "filter spatial dim " << i << " is " << f[2 + i]
-                           << " but kernel_shape says " << kernel[i];
+      return op.emitOpError() << "filter spatial dim " << i << " is "
+                              << f[2 + i] << " but kernel_shape says "
+                              << kernel[i];
+  return success();
+}
+
+LogicalResult ConvOp::verify() {
+  if (failed(verifyWindow(*this, "convolution")))
+    return failure();
+  size_t k = getKernelShape().size();
+  int64_t group = getGroup();
+  auto f = getShape(getFilter());
   if (f[0] % group != 0)
     return emitOpError() << "output channels " << f[0]
                          << " not divisible by group " << group;
@@ -380,44 +394,23 @@ LogicalResult UpsampleOp::verify() {
 namespace top {
 
 LogicalResult DeconvOp::verify() {
+  if (failed(verifyWindow(*this, "deconvolution")))
+    return failure();
+  size_t k = getKernelShape().size();
+  if (getOutputPadding().size() != k)
+    return emitOpError() << "output_padding needs " << k << " values, got "
+                         << getOutputPadding().size();
   auto kernel = getI64s(getKernelShape());
-  size_t k = kernel.size();
-  if (k != 1 && k != 2)
-    return emitOpError() << "supports 1-D and 2-D deconvolution, got "
-                         << "kernel_shape of " << k << " dims";
-  for (auto [name, attr, size] :
-       {std::tuple<StringRef, ArrayAttr, size_t>{"strides", getStrides(), k},
-        {"dilations", getDilations(), k},
-        {"pads", getPads(), 2 * k},
-        {"output_padding", getOutputPadding(), k}})
-    if (attr.size() != size)
-      return emitOpError() << name << " needs " << size << " values, got "
-                           << attr.size();
   auto s = getI64s(getStrides()), d = getI64s(getDilations()),
        op = getI64s(getOutputPadding());
-  for (size_t i = 0; i < k; ++i) {
-    if (s[i] <= 0 || d[i] <= 0)
-      return emitOpError() << "strides and dilations must be positive";
-    // ONNX: the extra output cells must not reach past the next input
-    // pixel's footprint.
+  // ONNX: the extra output cells must not reach past the next input pixel's
+  // footprint.
+  for (size_t i = 0; i < k; ++i)
     if (op[i] < 0 || op[i] >= std::max(s[i], d[i]))
       return emitOpError() << "output_padding " << op[i]
                            << " must be in [0, max(stride, dilation))";
-  }
-  for (int64_t p : getI64s(getPads()))
-    if (p < 0)
-      return emitOpError() << "pads must be non-negative";
   int64_t group = getGroup();
-  if (group < 1)
-    return emitOpError() << "group must be >= 1, got " << group;
   auto f = getShape(getFilter());
-  if (f.size() != k + 2)
-    return emitOpError() << "filter must have rank " << k + 2 << ", got "
-                         << f.size();
-  for (size_t i = 0; i < k; ++i)
-    if (f[2 + i] != kernel[i])
-      return emitOpError() << "filter spatial dim " << i << " is " << f[2 + i]
-                           << " but kernel_shape says " << kernel[i];
   if (f[0] % group != 0)
     return emitOpError() << "filter input channels " << f[0]
                          << " not divisible by group " << group;
