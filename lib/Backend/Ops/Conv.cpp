@@ -19,7 +19,7 @@
 // the relu limit after the last.
 //
 //===----------------------------------------------------------------------===//
-#include "Common.h"
+#include "ConvTiling.h"
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -27,10 +27,6 @@ using namespace tpuc::chip;
 namespace tpuc {
 namespace backend {
 namespace {
-
-struct OcTile {
-  int64_t o0, oc, ic0, ic, groups;
-};
 
 struct ConvModel
     : public CodegenInterface::ExternalModel<ConvModel, tpu::ConvOp> {
@@ -109,12 +105,12 @@ LogicalResult ConvModel::codegen(Operation *operation,
   if (failed(in) || failed(fl) || failed(out))
     return failure();
   bool hasBias = !isNone(op.getBias());
-  uint64_t biasAddr = 0;
+  std::optional<uint64_t> bias;
   if (hasBias) {
     auto b = getTensor(ctx, op.getBias());
     if (failed(b))
       return failure();
-    biasAddr = b->addr;
+    bias = b->addr;
   }
   const int64_t N = in->shape[0], IC = in->shape[1], H = in->shape[2],
                 W = in->shape[3];
@@ -124,29 +120,12 @@ LogicalResult ConvModel::codegen(Operation *operation,
   auto s = getI64s(op.getStrides()), d = getI64s(op.getDilations()),
        pads = getI64s(op.getPads());
   const int64_t sh = s[0], dh = d[0], pt = pads[0];
-  const int64_t G = op.getGroup(), ocg = OC / G;
+  const int64_t G = op.getGroup();
   const int64_t L = ctx.lanes(), es = dtypeSize(*dtype);
   const int64_t LB = ctx.lmemFree();
   const Target &tg = ctx.target();
 
-  auto ocTiles = [&](int64_t ocT) {
-    SmallVector<OcTile> t;
-    if (G == 1) {
-      for (int64_t o = 0; o < OC; o += ocT)
-        t.push_back({o, std::min(ocT, OC - o), 0, IC, 1});
-    } else if (ocT >= ocg) {
-      int64_t step = ocT / ocg * ocg;
-      for (int64_t o = 0; o < OC; o += step) {
-        int64_t oc = std::min(step, OC - o);
-        t.push_back({o, oc, o / ocg * ICg, oc / ocg * ICg, oc / ocg});
-      }
-    } else {
-      for (int64_t g = 0; g < G; ++g)
-        for (int64_t o = g * ocg; o < (g + 1) * ocg; o += ocT)
-          t.push_back({o, std::min(ocT, (g + 1) * ocg - o), g * ICg, ICg, 1});
-    }
-    return t;
-  };
+  auto ocTiles = [&](int64_t ocT) { return makeOcTiles(OC, IC, G, ocT); };
   auto rowsFor = [&](int64_t ohT) {
     return std::min((ohT - 1) * sh + dh * (KH - 1) + 1, H);
   };
@@ -159,12 +138,7 @@ LogicalResult ConvModel::codegen(Operation *operation,
     bool ocOuter = true;
     double cost = 0;
   } best;
-  SmallVector<int64_t> cands;
-  for (int64_t k = ceilDiv(OC, L); k >= 1; --k)
-    cands.push_back(std::min(OC, k * L));
-  for (int64_t c = L / 2; c >= 1; c /= 2)
-    if (c < OC)
-      cands.push_back(c);
+  SmallVector<int64_t> cands = ocTileCandidates(OC, L);
   const double bw = tg.ddr_bytes_per_cycle;
   const double dmaOverhead = tg.ddr_latency_cycles + tg.gdma_issue_cycles;
   int64_t icT = ICg;
@@ -285,15 +259,6 @@ LogicalResult ConvModel::codegen(Operation *operation,
     ocMax = std::max(ocMax, t.oc), icMax = std::max(icMax, t.ic);
   if (split)
     icMax = icT;
-  // The slice of tile t for step s: input channels [ic0, ic0 + ic) and
-  // weight rows [wi0, wi0 + wic).
-  auto slice = [&](const OcTile &t, const Step &st, int64_t &ic0, int64_t &ic,
-                   int64_t &wi0, int64_t &wic) {
-    wi0 = st.c * icT;
-    wic = std::min(icT, ICg - wi0);
-    ic = split ? wic : t.ic;
-    ic0 = t.ic0 + wi0;
-  };
   Pipeline pipe;
   enum { kW, kB, kIn, kOut };
   if (failed(pipe.addGroup(ctx, ctx.lmemBytes({icT, ocMax, KH, KW}, *dtype),
@@ -323,19 +288,11 @@ LogicalResult ConvModel::codegen(Operation *operation,
     const Step &st = steps[i];
     const OcTile &t = tiles[st.o];
     const Sp &sp = sps[st.p];
-    int64_t ic0, ic, wi0, wic;
-    slice(t, st, ic0, ic, wi0, wic);
+    auto [ic0, ic, wi0, wic] = icSlice(t, st.c, icT, ICg);
     auto [w, newW] = pipe.acquire(kW, st.o * nIc + st.c);
     auto [b, newB] = pipe.acquire(kB, st.o);
-    if (newW)
-      ctx.load(*w, lmemTensor(w->addr, wic, t.oc, KH, KW, *dtype),
-               ddrOperand(fl->addr + (wi0 * OC + t.o0) * KH * KW * es,
-                          {wic, t.oc, KH, KW}, {OC * KH * KW, KH * KW, KW, 1},
-                          *dtype));
-    if (newB && hasBias)
-      ctx.load(*b, lmemTensor(b->addr, 1, t.oc, 1, 1, *dtype),
-               ddrOperand(biasAddr + t.o0 * es, {1, t.oc, 1, 1}, {OC, 1, 1, 1},
-                          *dtype));
+    loadFilterAndBias(ctx, *dtype, fl->addr, bias, OC, KH, KW, t,
+                      {ic0, ic, wi0, wic}, *w, newW, *b, newB);
     int64_t inKey =
         (G == 1 ? st.p : st.p * int64_t(tiles.size()) + st.o) * nIc + st.c;
     auto [x, newX] = pipe.acquire(kIn, inKey);
@@ -361,8 +318,7 @@ LogicalResult ConvModel::codegen(Operation *operation,
     const OcTile &t = tiles[st.o];
     const Sp &sp = sps[st.p];
     auto [w, b, x, o] = bufs[i];
-    int64_t ic0, ic, wi0, wic;
-    slice(t, st, ic0, ic, wi0, wic);
+    auto [ic0, ic, wi0, wic] = icSlice(t, st.c, icT, ICg);
     bool first = st.c == 0, last = st.c == nIc - 1;
     int64_t r0, rows, padT, padB;
     inRows(sp, r0, rows, padT, padB);

@@ -16,7 +16,7 @@
 // outer loop so a tile's filter is loaded once.
 //
 //===----------------------------------------------------------------------===//
-#include "Common.h"
+#include "ConvTiling.h"
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -60,10 +60,6 @@ struct DeconvModel
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const;
 };
 
-struct OcTile {
-  int64_t o0, oc, ic0, ic, groups;
-};
-
 LogicalResult DeconvModel::codegen(Operation *operation,
                                    CodegenContext &ctx) const {
   auto op = cast<tpu::DeconvOp>(operation);
@@ -77,18 +73,18 @@ LogicalResult DeconvModel::codegen(Operation *operation,
   if (failed(in) || failed(fl) || failed(out))
     return failure();
   bool hasBias = !isNone(op.getBias());
-  uint64_t biasAddr = 0;
+  std::optional<uint64_t> bias;
   if (hasBias) {
     auto b = getTensor(ctx, op.getBias());
     if (failed(b))
       return failure();
-    biasAddr = b->addr;
+    bias = b->addr;
   }
   const int64_t N = in->shape[0], IC = in->shape[1], H = in->shape[2],
                 W = in->shape[3];
   const int64_t KH = fl->shape[2], KW = fl->shape[3];
   const int64_t OC = out->shape[1], OH = out->shape[2], OW = out->shape[3];
-  const int64_t G = op.getGroup(), ocg = OC / G, ICg = IC / G;
+  const int64_t G = op.getGroup(), ICg = IC / G;
   auto s = getI64s(op.getStrides()), d = getI64s(op.getDilations()),
        pads = getI64s(op.getPads());
   const int64_t sh = s[0], sw = s[1], dh = d[0], dw = d[1];
@@ -98,34 +94,12 @@ LogicalResult DeconvModel::codegen(Operation *operation,
   const int64_t L = ctx.lanes();
   const int64_t LB = ctx.lmemFree();
 
-  auto ocTiles = [&](int64_t ocT) {
-    SmallVector<OcTile> t;
-    if (G == 1) {
-      for (int64_t o = 0; o < OC; o += ocT)
-        t.push_back({o, std::min(ocT, OC - o), 0, IC, 1});
-    } else if (ocT >= ocg) {
-      int64_t step = ocT / ocg * ocg;
-      for (int64_t o = 0; o < OC; o += step) {
-        int64_t oc = std::min(step, OC - o);
-        t.push_back({o, oc, o / ocg * ICg, oc / ocg * ICg, oc / ocg});
-      }
-    } else {
-      for (int64_t g = 0; g < G; ++g)
-        for (int64_t o = g * ocg; o < (g + 1) * ocg; o += ocT)
-          t.push_back({o, std::min(ocT, (g + 1) * ocg - o), g * ICg, ICg, 1});
-    }
-    return t;
-  };
+  auto ocTiles = [&](int64_t ocT) { return makeOcTiles(OC, IC, G, ocT); };
   auto rowsFor = [&](int64_t ohT) { return ohT + dh * (KH - 1); };
 
   // The largest output-channel tile, then row tile, that fits with double
   // buffering; input channels are sliced only when nothing else fits.
-  SmallVector<int64_t> cands;
-  for (int64_t k = ceilDiv(OC, L); k >= 1; --k)
-    cands.push_back(std::min(OC, k * L));
-  for (int64_t c = L / 2; c >= 1; c /= 2)
-    if (c < OC)
-      cands.push_back(c);
+  SmallVector<int64_t> cands = ocTileCandidates(OC, L);
   int64_t icT = ICg, bestOc = 0, bestOh = 0;
   for (;;) {
     const bool split = icT < ICg;
@@ -189,30 +163,15 @@ LogicalResult DeconvModel::codegen(Operation *operation,
     return failure();
 
   const int64_t es = dtypeSize(*dtype);
-  auto slice = [&](const OcTile &t, const Step &st, int64_t &ic0, int64_t &ic,
-                   int64_t &wi0, int64_t &wic) {
-    wi0 = st.c * icT;
-    wic = std::min(icT, ICg - wi0);
-    ic = split ? wic : t.ic;
-    ic0 = t.ic0 + wi0;
-  };
   SmallVector<std::array<LBuf *, 4>> bufs(steps.size());
   auto loadStep = [&](size_t i) {
     const Step &st = steps[i];
     const OcTile &t = tiles[st.o];
-    int64_t ic0, ic, wi0, wic;
-    slice(t, st, ic0, ic, wi0, wic);
+    auto [ic0, ic, wi0, wic] = icSlice(t, st.c, icT, ICg);
     auto [w, newW] = pipe.acquire(kW, st.o * nIc + st.c);
     auto [b, newB] = pipe.acquire(kB, st.o);
-    if (newW)
-      ctx.load(*w, lmemTensor(w->addr, wic, t.oc, KH, KW, *dtype),
-               ddrOperand(fl->addr + (wi0 * OC + t.o0) * KH * KW * es,
-                          {wic, t.oc, KH, KW}, {OC * KH * KW, KH * KW, KW, 1},
-                          *dtype));
-    if (newB && hasBias)
-      ctx.load(*b, lmemTensor(b->addr, 1, t.oc, 1, 1, *dtype),
-               ddrOperand(biasAddr + t.o0 * es, {1, t.oc, 1, 1},
-                          {OC, 1, 1, 1}, *dtype));
+    loadFilterAndBias(ctx, *dtype, fl->addr, bias, OC, KH, KW, t,
+                      {ic0, ic, wi0, wic}, *w, newW, *b, newB);
     // Input buffer: rows [r0, r0 + R) of the zero-inserted, padded input.
     auto [x, newX] = pipe.acquire(kIn, i);
     (void)newX;
@@ -249,8 +208,7 @@ LogicalResult DeconvModel::codegen(Operation *operation,
     const Step &st = steps[i];
     const OcTile &t = tiles[st.o];
     auto [w, b, x, o] = bufs[i];
-    int64_t ic0, ic, wi0, wic;
-    slice(t, st, ic0, ic, wi0, wic);
+    auto [ic0, ic, wi0, wic] = icSlice(t, st.c, icT, ICg);
     bool first = st.c == 0, last = st.c == nIc - 1;
     chip::ConvParams cp;
     cp.stride_h = 1, cp.stride_w = 1;

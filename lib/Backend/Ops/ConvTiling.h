@@ -1,0 +1,91 @@
+//===- ConvTiling.h - Tiling shared by Conv and Deconv ----------*- C++ -*-===//
+//
+// Both run as the chip's conv instruction with the filter in the
+// [IC/groups, OC, KH, KW] layout, so they split output channels, slice input
+// channels and load filters and biases the same way.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_LIB_BACKEND_OPS_CONVTILING_H
+#define TPUC_LIB_BACKEND_OPS_CONVTILING_H
+#include "Common.h"
+
+namespace tpuc {
+namespace backend {
+
+/// Output channels [o0, o0 + oc) reading input channels [ic0, ic0 + ic) as
+/// `groups` conv groups.
+struct OcTile {
+  int64_t o0, oc, ic0, ic, groups;
+};
+
+/// Output-channel tiles of about `ocT` channels: whole groups when a tile
+/// spans several, else parts of one group.
+inline llvm::SmallVector<OcTile> makeOcTiles(int64_t OC, int64_t IC,
+                                             int64_t G, int64_t ocT) {
+  const int64_t ocg = OC / G, ICg = IC / G;
+  llvm::SmallVector<OcTile> t;
+  if (G == 1) {
+    for (int64_t o = 0; o < OC; o += ocT)
+      t.push_back({o, std::min(ocT, OC - o), 0, IC, 1});
+  } else if (ocT >= ocg) {
+    int64_t step = ocT / ocg * ocg;
+    for (int64_t o = 0; o < OC; o += step) {
+      int64_t oc = std::min(step, OC - o);
+      t.push_back({o, oc, o / ocg * ICg, oc / ocg * ICg, oc / ocg});
+    }
+  } else {
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t o = g * ocg; o < (g + 1) * ocg; o += ocT)
+        t.push_back({o, std::min(ocT, (g + 1) * ocg - o), g * ICg, ICg, 1});
+  }
+  return t;
+}
+
+/// Output-channel tile sizes to try, largest first: multiples of the lane
+/// count, then fractions of it.
+inline llvm::SmallVector<int64_t> ocTileCandidates(int64_t OC, int64_t lanes) {
+  llvm::SmallVector<int64_t> cands;
+  for (int64_t k = ceilDiv(OC, lanes); k >= 1; --k)
+    cands.push_back(std::min(OC, k * lanes));
+  for (int64_t c = lanes / 2; c >= 1; c /= 2)
+    if (c < OC)
+      cands.push_back(c);
+  return cands;
+}
+
+/// Input-channel slice `c` (of `icT` channels) of tile `t`: input channels
+/// [ic0, ic0 + ic) and filter rows [wi0, wi0 + wic).
+struct IcSlice {
+  int64_t ic0, ic, wi0, wic;
+};
+inline IcSlice icSlice(const OcTile &t, int64_t c, int64_t icT, int64_t ICg) {
+  IcSlice s;
+  s.wi0 = c * icT;
+  s.wic = std::min(icT, ICg - s.wi0);
+  s.ic = icT < ICg ? s.wic : t.ic;
+  s.ic0 = t.ic0 + s.wi0;
+  return s;
+}
+
+/// Loads the filter rows of slice `s` of tile `t` into `w` (when `newW`) and
+/// the tile's bias into `b` (when `newB` and there is one).
+inline void loadFilterAndBias(CodegenContext &ctx, chip::DType dtype,
+                              uint64_t filterAddr, std::optional<uint64_t> bias,
+                              int64_t OC, int64_t KH, int64_t KW,
+                              const OcTile &t, const IcSlice &s, LBuf &w,
+                              bool newW, LBuf &b, bool newB) {
+  const int64_t es = chip::dtypeSize(dtype);
+  if (newW)
+    ctx.load(w, chip::lmemTensor(w.addr, s.wic, t.oc, KH, KW, dtype),
+             ddrOperand(filterAddr + (s.wi0 * OC + t.o0) * KH * KW * es,
+                        {s.wic, t.oc, KH, KW}, {OC * KH * KW, KH * KW, KW, 1},
+                        dtype));
+  if (newB && bias)
+    ctx.load(b, chip::lmemTensor(b.addr, 1, t.oc, 1, 1, dtype),
+             ddrOperand(*bias + t.o0 * es, {1, t.oc, 1, 1}, {OC, 1, 1, 1},
+                        dtype));
+}
+
+} // namespace backend
+} // namespace tpuc
+#endif
