@@ -8,6 +8,15 @@
 // tile and the ReLU applied by the last. Weights keep their row-major [K, N]
 // layout, which is already the right operand's.
 //
+// Without batches the tile order is chosen by estimated DDR bytes. The
+// default order (m, n, k) re-reads the left K slices for every N tile and
+// the right operand for every M tile. The output-stationary order (m, k, n)
+// keeps the whole [mT, N] output row block in LMEM, so each left tile is read
+// once and reused across all N tiles, and (with a single M tile) the right
+// operand is read once: the weights plus activations, the roofline's bytes.
+// When that block is too wide the left-resident order (m, n, k) instead
+// keeps the whole [mT, K] left tile and streams the right operand past it.
+//
 // With a single row (M = 1, e.g. batch-1 fully-connected layers) that layout
 // would use one lane. A constant [K, N] right operand is then stored
 // transposed, [N, K], and becomes the left operand of out^T = W^T x^T, so
@@ -145,6 +154,154 @@ LogicalResult rowTimesWeight(tpu::MatMulOp op, CodegenContext &ctx,
   return success();
 }
 
+/// Tiles of a resident order (see the header): the [mT, N] output block
+/// (leftResident false) or the [mT, K] left block stays in LMEM; nullopt
+/// when it does not fit.
+struct OsTiles {
+  int64_t mT, kT, nT;
+  bool leftResident;
+};
+std::optional<OsTiles> outputStationaryTiles(int64_t M, int64_t K, int64_t N,
+                                             int64_t L, int64_t es,
+                                             int64_t budget,
+                                             bool leftResident) {
+  int64_t mT = M, kT = K, nT = N;
+  auto roundLanes = [&](int64_t v) { return std::max(L, v / L * L); };
+  auto fits = [&]() {
+    int64_t rows = ceilDiv(mT, L), slots = mT == M ? 1 : 2;
+    bool oneRight = mT == M && kT == K && nT == N;
+    int64_t right = (oneRight ? 1 : 2) * ceilDiv(kT, L) * nT;
+    int64_t total = leftResident
+                        ? slots * rows * K + right + 2 * rows * nT + 2 * nT
+                        : slots * rows * N + 2 * rows * kT + right + N;
+    return total * es <= budget;
+  };
+  while (!fits()) {
+    if (nT > 128)
+      nT = ceilDiv(nT, 2);
+    else if (kT > 4 * L)
+      kT = roundLanes(ceilDiv(kT, 2));
+    else if (mT > L)
+      mT = roundLanes(ceilDiv(mT, 2));
+    else if (nT > 32)
+      nT = ceilDiv(nT, 2);
+    else if (kT > L)
+      kT = roundLanes(ceilDiv(kT, 2));
+    else
+      return std::nullopt;
+  }
+  return OsTiles{mT, kT, nT, leftResident};
+}
+
+/// DDR bytes read by the (m, n, k) order: left K slices are reloaded per N
+/// tile unless K is whole, the right operand per M tile unless it is whole.
+int64_t defaultOrderBytes(int64_t M, int64_t K, int64_t N, int64_t mT,
+                          int64_t kT, int64_t nT) {
+  int64_t nM = ceilDiv(M, mT), nN = ceilDiv(N, nT), nK = ceilDiv(K, kT);
+  return M * K * (nK > 1 ? nN : 1) + K * N * (nN * nK > 1 ? nM : 1);
+}
+
+int64_t outputStationaryBytes(int64_t M, int64_t K, int64_t N,
+                              const OsTiles &t) {
+  int64_t nM = ceilDiv(M, t.mT), nN = ceilDiv(N, t.nT), nK = ceilDiv(K, t.kT);
+  return M * K + K * N * (nN * nK > 1 ? nM : 1);
+}
+
+/// out [M, N] = a [M, K] x b [K, N] (+ bias, relu) in (m, k, n) order with
+/// the output row block resident, or in (m, n, k) order with the left row
+/// block resident; every operand is read once per M tile.
+LogicalResult outputStationary(tpu::MatMulOp op, CodegenContext &ctx,
+                               const Tensor &a, const Tensor &b,
+                               const Tensor &out, bool hasBias,
+                               uint64_t biasAddr, DType t, int64_t M,
+                               int64_t K, int64_t N, const OsTiles &tiles) {
+  const int64_t es = dtypeSize(t);
+  const int64_t mT = tiles.mT, kT = tiles.kT, nT = tiles.nT;
+  const int64_t nM = ceilDiv(M, mT), nN = ceilDiv(N, nT), nK = ceilDiv(K, kT);
+  const bool lr = tiles.leftResident;
+  const unsigned rowSlots = nM == 1 ? 1 : 2;
+  Pipeline pipe;
+  enum { kLeft, kRight, kBias, kOut };
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, lr ? K : kT}, t),
+                           lr ? rowSlots : 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, nT}, t),
+                           nN * nK == 1 && nM == 1 ? 1 : 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, 1, 1, lr ? nT : N}, t),
+                           lr ? 2 : 1)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, lr ? nT : N}, t),
+                           lr ? 2 : rowSlots)))
+    return failure();
+  auto ext = [](int64_t i, int64_t tile, int64_t total) {
+    return std::min(tile, total - i * tile);
+  };
+  // An [m, w] window at column c0 of a [mT, width] LMEM row block.
+  auto window = [&](LBuf *buf, int64_t width, int64_t c0, int64_t m,
+                    int64_t w) {
+    Operand v = lmemTensor(buf->addr + c0 * es, 1, m, 1, w, t);
+    v.stride[0] = v.stride[1] = v.stride[2] = int32_t(width);
+    return v;
+  };
+  struct Step {
+    int64_t m, k, n;
+  };
+  SmallVector<Step> steps;
+  for (int64_t mi = 0; mi < nM; ++mi)
+    for (int64_t i = 0; i < nK * nN; ++i)
+      steps.push_back(lr ? Step{mi, i % nK, i / nK} : Step{mi, i / nN, i % nN});
+  SmallVector<std::array<LBuf *, 4>> bufs(steps.size());
+  auto loadStep = [&](size_t i) {
+    const Step &s = steps[i];
+    int64_t m = ext(s.m, mT, M), n = ext(s.n, nT, N), k = ext(s.k, kT, K);
+    auto [l, newL] = pipe.acquire(kLeft, lr ? s.m : s.m * nK + s.k);
+    if (newL && lr)
+      ctx.load(*l, lmemTensor(l->addr, 1, m, 1, K, t),
+               ddrOperand(a.addr + s.m * mT * K * es, {1, m, 1, K},
+                          {M * K, K, K, 1}, t));
+    else if (newL)
+      ctx.load(*l, lmemTensor(l->addr, 1, m, 1, k, t),
+               ddrOperand(a.addr + (s.m * mT * K + s.k * kT) * es,
+                          {1, m, 1, k}, {M * K, K, K, 1}, t));
+    auto [r, newR] = pipe.acquire(kRight, s.k * nN + s.n);
+    if (newR)
+      ctx.load(*r, lmemTensor(r->addr, 1, k, 1, n, t),
+               ddrOperand(b.addr + (s.k * kT * N + s.n * nT) * es,
+                          {1, k, 1, n}, {K * N, N, N, 1}, t));
+    auto [bb, newB] = pipe.acquire(kBias, lr ? s.n : 0);
+    int64_t b0 = lr ? s.n * nT : 0, bn = lr ? n : N;
+    if (newB && hasBias)
+      ctx.load(*bb, lmemTensor(bb->addr, 1, 1, 1, bn, t),
+               ddrOperand(biasAddr + b0 * es, {1, 1, 1, bn}, {N, N, N, 1}, t));
+    bufs[i] = {l, r, bb,
+               pipe.acquire(kOut, lr ? s.m * nN + s.n : s.m).first};
+  };
+  loadStep(0);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (i + 1 < steps.size())
+      loadStep(i + 1);
+    const Step &s = steps[i];
+    int64_t m = ext(s.m, mT, M), n = ext(s.n, nT, N), k = ext(s.k, kT, K);
+    auto [l, r, bb, o] = bufs[i];
+    bool first = s.k == 0, last = s.k == nK - 1;
+    Operand outL = lr ? lmemTensor(o->addr, 1, m, 1, n, t)
+                      : window(o, N, s.n * nT, m, n);
+    Operand leftL = lr ? window(l, K, s.k * kT, m, k)
+                       : lmemTensor(l->addr, 1, m, 1, k, t);
+    Operand biasL;
+    if (hasBias && first)
+      biasL = lmemTensor(bb->addr + (lr ? 0 : s.n * nT) * es, 1, 1, 1, n, t);
+    ctx.tiu(makeMatMul(outL, leftL,
+                       lmemTensor(r->addr, 1, k, 1, n, t), biasL,
+                       /*accumulate=*/!first, /*relu=*/last && op.getDoRelu()),
+            {l, r, bb, o});
+    // Store each finished N tile right away so stores overlap compute.
+    if (last)
+      ctx.store(ddrOperand(out.addr + (s.m * mT * N + s.n * nT) * es,
+                           {1, m, 1, n}, {M * N, N, N, 1}, t),
+                *o, outL);
+  }
+  return success();
+}
+
 LogicalResult MatMulModel::codegen(Operation *operation,
                                    CodegenContext &ctx) const {
   auto op = cast<tpu::MatMulOp>(operation);
@@ -237,6 +394,21 @@ LogicalResult MatMulModel::codegen(Operation *operation,
       nT = ceilDiv(nT, 2);
     else
       return ctx.error() << "does not fit local memory";
+  }
+  if (B == 1) {
+    // The cheapest order by DDR bytes; ties keep the default order.
+    std::optional<OsTiles> best;
+    int64_t bestBytes = defaultOrderBytes(M, K, N, mT, kT, nT);
+    for (bool leftResident : {false, true}) {
+      auto os = outputStationaryTiles(M, K, N, L, es, budget, leftResident);
+      if (os && outputStationaryBytes(M, K, N, *os) < bestBytes) {
+        bestBytes = outputStationaryBytes(M, K, N, *os);
+        best = os;
+      }
+    }
+    if (best)
+      return outputStationary(op, ctx, *a, *b, *out, hasBias, biasAddr,
+                              *dtype, M, K, N, *best);
   }
   const int64_t nM = ceilDiv(M, mT), nN = ceilDiv(N, nT), nK = ceilDiv(K, kT);
   bool oneRight = B == 1 && nN == 1 && nK == 1;
