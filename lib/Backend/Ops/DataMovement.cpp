@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Common.h"
+#include "tpuc/Chip/CModel.h"
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -44,6 +45,59 @@ struct ReshapeModel
   }
 };
 
+/// Drops unit dims and merges input dims that stay adjacent in the output:
+/// returns the reduced input shape and order (out dim i = in dim order[i]).
+std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
+simplifyPermute(ArrayRef<int64_t> inShape, ArrayRef<int64_t> order) {
+  SmallVector<SmallVector<int64_t>> groups; // input dims, in output order
+  for (int64_t d : order) {
+    if (inShape[d] == 1)
+      continue;
+    if (!groups.empty() && groups.back().back() + 1 == d)
+      groups.back().push_back(d);
+    else
+      groups.push_back({d});
+  }
+  SmallVector<int64_t> byInput(groups.size());
+  for (size_t i = 0; i < groups.size(); ++i)
+    byInput[i] = i;
+  llvm::sort(byInput, [&](int64_t a, int64_t b) {
+    return groups[a].front() < groups[b].front();
+  });
+  SmallVector<int64_t> shape, perm(groups.size());
+  for (size_t j = 0; j < byInput.size(); ++j) {
+    int64_t n = 1;
+    for (int64_t d : groups[byInput[j]])
+      n *= inShape[d];
+    shape.push_back(n);
+    perm[byInput[j]] = j;
+  }
+  return {shape, perm};
+}
+
+/// Packs up to three (size, stride) dims into an [N, 1, H, W] operand; the
+/// padding dims get the strides that let the cmodel see contiguous runs.
+Operand packOperand(uint64_t addr, ArrayRef<int64_t> shape,
+                    ArrayRef<int64_t> strides, DType t, bool lmem) {
+  std::array<int64_t, 4> sh{1, 1, 1, 1}, st{};
+  size_t r = shape.size();
+  sh[3] = shape[r - 1], st[3] = strides[r - 1];
+  if (r >= 2)
+    sh[2] = shape[r - 2], st[2] = strides[r - 2];
+  else
+    st[2] = sh[3] * st[3];
+  st[1] = sh[2] * st[2];
+  if (r >= 3)
+    sh[0] = shape[r - 3], st[0] = strides[r - 3];
+  else
+    st[0] = st[1];
+  Operand o = lmem ? lmemTensor(addr, sh[0], 1, sh[2], sh[3], t)
+                   : ddrOperand(addr, sh, st, t);
+  for (int d = 0; d < 4; ++d)
+    o.stride[d] = int32_t(st[d]);
+  return o;
+}
+
 struct PermuteModel
     : public CodegenInterface::ExternalModel<PermuteModel, tpu::PermuteOp> {
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
@@ -52,11 +106,111 @@ struct PermuteModel
       return failure();
     auto &[in, out] = *io;
     auto order = getI64s(cast<tpu::PermuteOp>(op).getOrder());
+    if (out.numElements() > 0 && succeeded(viaLocal(ctx, in, out, order)))
+      return success();
     auto inStrides = denseStrides(in.shape);
     DdrView src = DdrView::dense(in.addr, out.shape, in.dtype);
     for (size_t i = 0; i < order.size(); ++i)
       src.strides[i] = inStrides[order[i]];
     return ctx.copy(DdrView::dense(out.addr, out.shape, out.dtype), src);
+  }
+
+  /// A strided DDR-to-DDR move pays a whole burst for every contiguous run;
+  /// when the permutation moves the innermost dim the runs are single
+  /// elements. Instead load contiguous input blocks into LMEM, scattering
+  /// them into output order on the LMEM side (which has no bursts), and
+  /// store output rows back. Taken only when the cycle estimate is lower;
+  /// fails (emitting nothing) otherwise.
+  LogicalResult viaLocal(CodegenContext &ctx, const Tensor &in,
+                         const Tensor &out, ArrayRef<int64_t> order) const {
+    auto [S, p] = simplifyPermute(in.shape, order);
+    int64_t r = S.size(), es = dtypeSize(in.dtype);
+    if (r < 2)
+      return failure();
+    const chip::Target &t = ctx.target();
+    SmallVector<int64_t> inStr = denseStrides(S), outShape(r), pos(r);
+    for (int64_t i = 0; i < r; ++i)
+      outShape[i] = S[p[i]], pos[p[i]] = i;
+    SmallVector<int64_t> outStr = denseStrides(outShape);
+
+    // Old path: runs of the innermost input dim if it stays innermost.
+    int64_t run = p[r - 1] == r - 1 ? S[r - 1] : 1, total = in.numElements();
+    double oldCycles = double(total / run) * ceilDiv(run * es, t.ddr_burst_bytes) *
+                       t.ddr_burst_bytes / t.ddr_bytes_per_cycle;
+
+    // Tile: input dims < k looped one at a time, dim k chunked, the rest
+    // whole, so every load reads one contiguous block. LMEM holds the tile
+    // in output order, which must fit three operand dims.
+    int64_t cap = int64_t(ctx.lmemFree()) / es - 64 / es, k = -1;
+    if (total > INT32_MAX)
+      return failure();
+    for (int64_t d = r - 1, inner = 1;
+         d >= std::max<int64_t>(0, r - 3) && inner <= cap; inner *= S[d], --d)
+      k = d;
+    if (k < 0)
+      return failure();
+    int64_t inner = numElements(ArrayRef<int64_t>(S).drop_front(k + 1));
+    int64_t tk = std::min(S[k], cap / inner);
+    if (tk < 1 || tk > (int64_t(1) << 24) || inner * tk > (int64_t(1) << 30))
+      return failure();
+    // Tile dims (input dims k..r-1) in output order.
+    SmallVector<int64_t> tileDims;
+    for (int64_t i = 0; i < r; ++i)
+      if (p[i] >= k)
+        tileDims.push_back(p[i]);
+    auto tileShape = [&](int64_t size) {
+      SmallVector<int64_t> in(S.begin() + k, S.end()), o;
+      in[0] = size;
+      for (int64_t d : tileDims)
+        o.push_back(in[d - k]);
+      return std::make_pair(in, o);
+    };
+    struct Step {
+      Operand load[2], store[2];
+    };
+    SmallVector<Step> steps;
+    double newCycles = 0;
+    int64_t outer = numElements(ArrayRef<int64_t>(S).take_front(k));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t k0 = 0; k0 < S[k]; k0 += tk) {
+        int64_t size = std::min(tk, S[k] - k0), inOff = k0 * inStr[k],
+                outOff = k0 * outStr[pos[k]], rem = o;
+        for (int64_t d = k - 1; d >= 0; --d) {
+          inOff += rem % S[d] * inStr[d];
+          outOff += rem % S[d] * outStr[pos[d]];
+          rem /= S[d];
+        }
+        auto [inTile, outTile] = tileShape(size);
+        SmallVector<int64_t> lmemStr = denseStrides(outTile), scatter(r - k),
+                             ddrOut;
+        for (size_t j = 0; j < tileDims.size(); ++j) {
+          scatter[tileDims[j] - k] = lmemStr[j];
+          ddrOut.push_back(outStr[pos[tileDims[j]]]);
+        }
+        SmallVector<int64_t> ddrIn(inStr.begin() + k, inStr.end());
+        Step s;
+        // LMEM addresses are filled in once the buffer is allocated.
+        s.load[0] = packOperand(0, inTile, scatter, in.dtype, true);
+        s.load[1] = packOperand(in.addr + inOff * es, inTile, ddrIn, in.dtype,
+                                false);
+        s.store[0] = packOperand(out.addr + outOff * es, outTile, ddrOut,
+                                 out.dtype, false);
+        s.store[1] = packOperand(0, outTile, lmemStr, out.dtype, true);
+        newCycles += instructionCycles(makeDmaMove(s.load[0], s.load[1]), t) +
+                     instructionCycles(makeDmaMove(s.store[0], s.store[1]), t);
+        steps.push_back(s);
+        if (newCycles >= oldCycles)
+          return failure();
+      }
+    auto buf = ctx.alloc(tk * inner * es);
+    if (!buf)
+      return failure();
+    for (Step &s : steps) {
+      s.load[0].addr = s.store[1].addr = buf->addr;
+      ctx.load(*buf, s.load[0], s.load[1]);
+      ctx.store(s.store[0], *buf, s.store[1]);
+    }
+    return success();
   }
 };
 
