@@ -1,6 +1,7 @@
 //===- GroupCodegen.cpp - Planning and emitting layer groups --------------===//
 //
-// Every tensor of a group is whole in LMEM in the canonical layout. Inputs
+// Every tensor of a group is whole in LMEM in the canonical layout (or, in
+// the rows view of elementwise groups, a chunk of rows per lane). Inputs
 // and weights are loaded up front in order of first use, so the GDMA fills
 // later ops' operands while the TIU computes earlier ones; results and
 // scratch reuse the space of tensors that died (first fit over live ranges).
@@ -17,6 +18,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include <algorithm>
 #include <map>
+#include <optional>
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -43,8 +45,12 @@ bool canJoinLayerGroup(Operation *op) {
   if (!isa<tpu::TpuDialect>(op->getDialect()) || op->getNumResults() != 1)
     return false;
   auto cg = dyn_cast<CodegenInterface>(op);
-  if (!cg || !cg.supportsLocal() || !isTensor(op->getResult(0)) ||
-      getShape(op->getResult(0)).size() != 4)
+  if (!cg || !cg.supportsLocal() || !isTensor(op->getResult(0)))
+    return false;
+  // Tensors of other ranks are not NCHW: only elementwise ops, which work
+  // in the rows view of planLayerGroup, can group them.
+  size_t rank = getShape(op->getResult(0)).size();
+  if (rank > 4 || (rank != 4 && !cg.localElementwise()))
     return false;
   DType t = chipDType(op->getResult(0).getType());
   if (!isFloat(t))
@@ -56,8 +62,10 @@ bool canJoinLayerGroup(Operation *op) {
   return true;
 }
 
-FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
-                                    const Target &target) {
+/// Plans `ops`; rows-view groups hold `chunk` rows per lane of each tensor
+/// (0: all of them).
+static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
+                                      const Target &target, int64_t chunk) {
   GroupPlan plan;
   const int n = int(ops.size());
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
@@ -74,11 +82,51 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
     plan.buffers.push_back({kind, v, s, t, start, start, 0, bytesOf(s, t)});
     return int(plan.buffers.size()) - 1;
   };
+  // A group of elementwise ops on tensors that are not NCHW views each
+  // tensor as rows of the result's innermost dim W spread over the lanes,
+  // [1, C, H, W]: same-size operands take that view, row-broadcast ones
+  // (biases) [1, 1, 1, W], scalars [1, 1, 1, 1]; all results share a shape.
+  ArrayRef<int64_t> rowsOf = getShape(ops[0]->getResult(0));
+  std::optional<std::array<int64_t, 4>> rows;
+  if (rowsOf.size() != 4) {
+    if (numElements(rowsOf) == 0)
+      return failure();
+    int64_t w = rowsOf.empty() ? 1 : rowsOf.back();
+    int64_t outer = w ? numElements(rowsOf) / w : 0, c = 1;
+    for (int64_t d = std::min<int64_t>(outer, target.lanes); d > 1; --d)
+      if (outer % d == 0) {
+        c = d;
+        break;
+      }
+    // Rows that split over few lanes lose more compute than the group
+    // saves in DDR traffic; leave them to the ops' own streaming.
+    if (2 * c <= std::min<int64_t>(outer, target.lanes))
+      return failure();
+    rows = {1, c, outer / c, w};
+    plan.rows = (*rows)[2];
+    plan.chunk = chunk ? chunk : plan.rows;
+    (*rows)[2] = plan.chunk;
+  }
+  using Shape4 = std::array<int64_t, 4>;
+  auto rowsView = [&](ArrayRef<int64_t> s) -> std::optional<Shape4> {
+    int64_t e = numElements(s);
+    if (e == numElements(rowsOf))
+      return *rows;
+    if (e == 1)
+      return Shape4{1, 1, 1, 1};
+    if (!s.empty() && e == s.back() && e == (*rows)[3])
+      return Shape4{1, 1, 1, e};
+    return std::nullopt;
+  };
   for (int k = 0; k < n; ++k) {
     Operation *op = ops[k];
     auto cg = cast<CodegenInterface>(op);
     Value res = op->getResult(0);
     DType t = chipDType(res.getType());
+    if (rows && (!cg.localElementwise() || getShape(res) != rowsOf))
+      return failure();
+    if (!rows && getShape(res).size() != 4)
+      return failure();
     SmallVector<int, 4> opnds;
     for (OpOperand &o : op->getOpOperands()) {
       Value v = o.get();
@@ -86,13 +134,22 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
         opnds.push_back(-1);
         continue;
       }
-      SmallVector<int64_t, 4> ls = cg.localShape(o.getOperandNumber());
+      SmallVector<int64_t, 4> ls;
+      if (rows) {
+        auto view = rowsView(getShape(v));
+        if (!view)
+          return failure();
+        ls.assign(view->begin(), view->end());
+      } else {
+        ls = cg.localShape(o.getOperandNumber());
+      }
       if (ls.empty()) {
         auto s = getShape(v);
         ls.assign(4 - s.size(), 1);
         ls.append(s.begin(), s.end());
       }
-      if (ls.size() != 4 || numElements(ls) != numElements(getShape(v)))
+      if (ls.size() != 4 ||
+          (!rows && numElements(ls) != numElements(getShape(v))))
         return failure();
       std::array<int64_t, 4> s{ls[0], ls[1], ls[2], ls[3]};
       int idx;
@@ -115,9 +172,12 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
       opnds.push_back(idx);
     }
     plan.operands.push_back(opnds);
-    auto rs = getShape(res);
-    int r = add(GroupPlan::Kind::Result, res, {rs[0], rs[1], rs[2], rs[3]}, t,
-                k);
+    std::array<int64_t, 4> rs;
+    if (rows)
+      rs = *rows;
+    else
+      llvm::copy(getShape(res), rs.begin());
+    int r = add(GroupPlan::Kind::Result, res, rs, t, k);
     byValue[res] = r;
     plan.results.push_back(r);
     SmallVector<int, 2> temps;
@@ -129,6 +189,11 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
       return !members.contains(u);
     }));
   }
+  if (rows)
+    for (GroupPlan::Buffer &b : plan.buffers)
+      b.chunked = b.kind == GroupPlan::Kind::Result ||
+                  b.kind == GroupPlan::Kind::Temp ||
+                  numElements(getShape(b.value)) == numElements(rowsOf);
   // First fit in order of start; buffers conflict when their live ranges meet.
   SmallVector<int> order;
   for (int i = 0; i < int(plan.buffers.size()); ++i)
@@ -159,6 +224,27 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
   return plan;
 }
 
+FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
+                                    const Target &target) {
+  auto whole = planChunk(ops, target, 0);
+  if (succeeded(whole) || getShape(ops[0]->getResult(0)).size() == 4)
+    return whole;
+  // Rows view: the most rows per lane that fit (bytes grow with rows).
+  auto best = planChunk(ops, target, 1);
+  if (failed(best))
+    return failure();
+  int64_t lo = 1, hi = best->rows; // lo fits, hi does not
+  while (hi - lo > 1) {
+    int64_t mid = (lo + hi) / 2;
+    auto p = planChunk(ops, target, mid);
+    if (succeeded(p))
+      best = std::move(p), lo = mid;
+    else
+      hi = mid;
+  }
+  return best;
+}
+
 LogicalResult emitLayerGroup(CodegenContext &ctx, ArrayRef<Operation *> ops) {
   auto plan = planLayerGroup(ops, ctx.target());
   if (failed(plan))
@@ -186,50 +272,79 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, ArrayRef<Operation *> ops) {
     bufs[i] = b;
     made[i] = true;
   };
+  // Rows of the current chunk per lane: [h0, h0 + hc).
+  int64_t h0 = 0, hc = 0;
+  auto shapeOf = [&](int i) {
+    std::array<int64_t, 4> s = pb[i].shape;
+    if (pb[i].chunked)
+      s[2] = hc;
+    return s;
+  };
   auto lmem = [&](int i) {
-    const auto &s = pb[i].shape;
+    auto s = shapeOf(i);
     return lmemTensor(bufs[i].addr, uint32_t(s[0]), uint32_t(s[1]),
                       uint32_t(s[2]), uint32_t(s[3]), pb[i].dtype);
   };
   auto ddr = [&](int i, uint64_t addr) {
-    const auto &s = pb[i].shape;
-    return ddrTensor(addr, uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]),
-                     uint32_t(s[3]), pb[i].dtype);
+    auto s = shapeOf(i);
+    if (!pb[i].chunked)
+      return ddrTensor(addr, uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]),
+                       uint32_t(s[3]), pb[i].dtype);
+    // A chunk is rows [h0, h0 + hc) of each lane's rows of the whole tensor.
+    int64_t w = s[3], h = plan->rows;
+    Operand o = ddrTensor(addr + uint64_t(h0 * w) * dtypeSize(pb[i].dtype),
+                          uint32_t(s[0]), uint32_t(s[1]), uint32_t(hc),
+                          uint32_t(w), pb[i].dtype);
+    o.stride[0] = int32_t(s[1] * h * w);
+    o.stride[1] = int32_t(h * w);
+    o.stride[2] = int32_t(w);
+    o.stride[3] = 1;
+    return o;
   };
 
-  // Loads in order of first use.
-  SmallVector<int> loads;
-  for (const auto &opnds : plan->operands)
-    for (int i : opnds)
-      if (i >= 0 && pb[i].kind != GroupPlan::Kind::Result && !made[i]) {
-        auto addr = ddrAddr(pb[i].value);
-        if (!addr)
-          return ctx.error() << "group operand has no DDR address";
-        make(i);
-        ctx.load(bufs[i], lmem(i), ddr(i, *addr));
-      }
+  // Groups not in the rows view are one chunk. Each chunk reloads its
+  // operands (broadcast ones are small) and fences on the previous one's
+  // users of the same space.
+  int64_t rows = plan->rows ? plan->rows : 1,
+          chunk = plan->rows ? plan->chunk : 1;
+  for (h0 = 0; h0 < rows; h0 += chunk) {
+    hc = std::min(chunk, rows - h0);
+    // Loads in order of first use.
+    std::vector<bool> loaded(pb.size(), false);
+    for (const auto &opnds : plan->operands)
+      for (int i : opnds)
+        if (i >= 0 && pb[i].kind != GroupPlan::Kind::Result && !loaded[i]) {
+          auto addr = ddrAddr(pb[i].value);
+          if (!addr)
+            return ctx.error() << "group operand has no DDR address";
+          make(i);
+          loaded[i] = true;
+          ctx.load(bufs[i], lmem(i), ddr(i, *addr));
+        }
 
-  for (size_t k = 0; k < ops.size(); ++k) {
-    LocalOperands lo;
-    lo.ctx = &ctx;
-    for (int i : plan->operands[k])
-      lo.operands.push_back(i < 0 ? LocalTensor{}
-                                  : LocalTensor{lmem(i), &bufs[i]});
-    int r = plan->results[k];
-    make(r);
-    lo.result = {lmem(r), &bufs[r]};
-    for (int i : plan->temps[k]) {
-      make(i);
-      lo.temps.push_back({lmem(i), &bufs[i]});
+    for (size_t k = 0; k < ops.size(); ++k) {
+      LocalOperands lo;
+      lo.ctx = &ctx;
+      for (int i : plan->operands[k])
+        lo.operands.push_back(i < 0 ? LocalTensor{}
+                                    : LocalTensor{lmem(i), &bufs[i]});
+      int r = plan->results[k];
+      make(r);
+      lo.result = {lmem(r), &bufs[r]};
+      for (int i : plan->temps[k]) {
+        make(i);
+        lo.temps.push_back({lmem(i), &bufs[i]});
+      }
+      if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
+        return ops[k]->emitOpError()
+               << "failed to generate code in a layer group";
+      if (!plan->stored[k])
+        continue;
+      auto addr = ddrAddr(pb[r].value);
+      if (!addr)
+        return ops[k]->emitOpError() << "has no DDR address";
+      ctx.store(ddr(r, *addr), bufs[r], lmem(r));
     }
-    if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
-      return ops[k]->emitOpError() << "failed to generate code in a layer group";
-    if (!plan->stored[k])
-      continue;
-    auto addr = ddrAddr(pb[r].value);
-    if (!addr)
-      return ops[k]->emitOpError() << "has no DDR address";
-    ctx.store(ddr(r, *addr), bufs[r], lmem(r));
   }
   return success();
 }

@@ -62,10 +62,10 @@ func.func @bad_group(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> 
 
 // -----
 
-func.func @bad_member(%arg0: tensor<2x8xf32>) -> tensor<2x8xf32> {
-  %x = "top.Input"(%arg0) : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("x")
+func.func @bad_member(%arg0: tensor<1x2x2x2x8xf32>) -> tensor<1x2x2x2x8xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x2x2x2x8xf32>) -> tensor<1x2x2x2x8xf32> loc("x")
   // expected-error @+1 {{cannot run inside a layer group}}
-  %a = "tpu.Active"(%x) {mode = "abs", tpu.group = 0 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
-  %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("b")
-  return %b : tensor<2x8xf32>
+  %a = "tpu.Active"(%x) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x2x2x2x8xf32>) -> tensor<1x2x2x2x8xf32>
+  %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x2x2x2x8xf32>) -> tensor<1x2x2x2x8xf32> loc("b")
+  return %b : tensor<1x2x2x2x8xf32>
 }

@@ -81,3 +81,75 @@ func.func @unsupported(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x1x8x8xf32> {
   %e = "tpu.Reduce"(%d) {mode = "mean", axes = [1], keepdims = true} : (tensor<1x4x8x8xf32>) -> tensor<1x1x8x8xf32> loc("e")
   return %e : tensor<1x1x8x8xf32>
 }
+
+// -----
+
+// Elementwise ops on 3-D tensors group in the rows view: a bias add and the
+// five ops of an exact GELU (scalar and row-broadcast weights) are one group.
+// CHECK-LABEL: func.func @gelu_3d
+// CHECK-COUNT-6: tpu.group = 0 : i64
+// CHECK-NOT: tpu.group
+// CHECK: return
+// PRO-LABEL: func.func @gelu_3d
+// PRO-COUNT-6: tpu.group = 0 : i64
+func.func @gelu_3d(%arg0: tensor<1x32x256xf32>) -> tensor<1x32x256xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x32x256xf32>) -> tensor<1x32x256xf32> loc("x")
+  %b = "top.Weight"() : () -> tensor<256xf32> loc("b")
+  %s = "top.Weight"() : () -> tensor<1xf32> loc("s")
+  %one = "top.Weight"() : () -> tensor<1xf32> loc("one")
+  %h = "top.Weight"() : () -> tensor<1xf32> loc("h")
+  %y = "tpu.Add"(%b, %x) : (tensor<256xf32>, tensor<1x32x256xf32>) -> tensor<1x32x256xf32> loc("y")
+  %d = "tpu.Div"(%y, %s) : (tensor<1x32x256xf32>, tensor<1xf32>) -> tensor<1x32x256xf32> loc("d")
+  %e = "tpu.Active"(%d) {mode = "erf"} : (tensor<1x32x256xf32>) -> tensor<1x32x256xf32> loc("e")
+  %a = "tpu.Add"(%e, %one) : (tensor<1x32x256xf32>, tensor<1xf32>) -> tensor<1x32x256xf32> loc("a")
+  %m = "tpu.Mul"(%y, %a) : (tensor<1x32x256xf32>, tensor<1x32x256xf32>) -> tensor<1x32x256xf32> loc("m")
+  %o = "tpu.Mul"(%m, %h) : (tensor<1x32x256xf32>, tensor<1xf32>) -> tensor<1x32x256xf32> loc("o")
+  return %o : tensor<1x32x256xf32>
+}
+
+// -----
+
+// Groups of 3-D and 2-D elementwise ops are separate rows groups.
+// CHECK-LABEL: func.func @rows_shape_change
+// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.Reshape"
+// CHECK-NOT: tpu.group = 0
+// CHECK: "tpu.Active"{{.*}}tpu.group = 1 : i64
+// CHECK: "tpu.Active"{{.*}}tpu.group = 1 : i64
+func.func @rows_shape_change(%arg0: tensor<4x8x16xf32>) -> tensor<32x16xf32> {
+  %x = "top.Input"(%arg0) : (tensor<4x8x16xf32>) -> tensor<4x8x16xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<4x8x16xf32>) -> tensor<4x8x16xf32> loc("a")
+  %b = "tpu.Active"(%a) {mode = "sigmoid"} : (tensor<4x8x16xf32>) -> tensor<4x8x16xf32> loc("b")
+  %r = "tpu.Reshape"(%b) : (tensor<4x8x16xf32>) -> tensor<32x16xf32> loc("r")
+  %c = "tpu.Active"(%r) {mode = "abs"} : (tensor<32x16xf32>) -> tensor<32x16xf32> loc("c")
+  %d = "tpu.Active"(%c) {mode = "sigmoid"} : (tensor<32x16xf32>) -> tensor<32x16xf32> loc("d")
+  return %d : tensor<32x16xf32>
+}
+
+// -----
+
+// Too big to fit whole (96 KiB per lane per tensor on tpu_edge), a rows
+// group still forms: it runs as a loop over chunks of rows.
+// CHECK-LABEL: func.func @rows_chunked
+// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
+func.func @rows_chunked(%arg0: tensor<1x128x3072xf32>) -> tensor<1x128x3072xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x128x3072xf32>) -> tensor<1x128x3072xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x128x3072xf32>) -> tensor<1x128x3072xf32> loc("a")
+  %b = "tpu.Active"(%a) {mode = "sigmoid"} : (tensor<1x128x3072xf32>) -> tensor<1x128x3072xf32> loc("b")
+  return %b : tensor<1x128x3072xf32>
+}
+
+// -----
+
+// 127 rows (prime) would run on one lane: no group.
+// CHECK-LABEL: func.func @rows_one_lane
+// CHECK-NOT: tpu.group
+// CHECK: return
+func.func @rows_one_lane(%arg0: tensor<127x64xf32>) -> tensor<127x64xf32> {
+  %x = "top.Input"(%arg0) : (tensor<127x64xf32>) -> tensor<127x64xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<127x64xf32>) -> tensor<127x64xf32> loc("a")
+  %b = "tpu.Active"(%a) {mode = "sigmoid"} : (tensor<127x64xf32>) -> tensor<127x64xf32> loc("b")
+  return %b : tensor<127x64xf32>
+}

@@ -32,6 +32,11 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         canonical channels-across-lanes layout) inside a layer group.
       }], "bool", "supportsLocal", (ins), "", [{ return false; }]>,
     InterfaceMethod<[{
+        Whether codegenLocal is purely elementwise (operands broadcasting
+        against the result), so a group may hold the op's tensors in any
+        common 4-D view of their row-major data, not only as NCHW.
+      }], "bool", "localElementwise", (ins), "", [{ return false; }]>,
+    InterfaceMethod<[{
         The 4-D shape operand `operandIndex` has in LMEM inside a group (its
         DDR buffer holds it densely in this shape). Empty: the type's shape
         with leading 1s.

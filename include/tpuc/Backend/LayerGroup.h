@@ -6,6 +6,8 @@
 // used after the group (or returned) are stored. tpu-layer-group marks the
 // groups with kGroupAttr; tpu-codegen emits them with emitLayerGroup. Both
 // use planLayerGroup, so a group the pass forms is one the codegen can place.
+// Elementwise groups on tensors that are not NCHW use a rows view instead
+// and, when too big, run as a loop over chunks of rows (see planLayerGroup).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_BACKEND_LAYERGROUP_H
@@ -33,6 +35,8 @@ struct GroupPlan {
     int start, end;
     /// Per-lane byte offset from the group's LMEM base and size.
     uint64_t offset = 0, bytes = 0;
+    /// Holds `chunk` of the `rows` rows per lane of a rows-view tensor.
+    bool chunked = false;
   };
   std::vector<Buffer> buffers;
   /// Per op: buffer of each operand (-1: none), of the result, of temps.
@@ -43,6 +47,9 @@ struct GroupPlan {
   std::vector<bool> stored;
   /// Per-lane LMEM bytes of the group.
   uint64_t bytes = 0;
+  /// Groups in the rows view ([1, C, rows, W], not NCHW) run as a loop over
+  /// chunks of `chunk` rows per lane when the whole tensors do not fit.
+  int64_t rows = 0, chunk = 0;
 };
 
 /// Whether `op` can be a member of a layer group at all.

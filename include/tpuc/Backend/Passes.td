@@ -34,7 +34,8 @@ def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
     Partitions the entry function into layer groups: runs of consecutive Tpu
     ops that can compute on whole LMEM-resident tensors
     (CodegenInterface::supportsLocal: convolutions, pooling, activations,
-    broadcasting binary ops on 4-D tensors) and whose inputs, weights,
+    broadcasting binary ops on 4-D tensors; elementwise ops on tensors of
+    lower rank in a rows view, chunked when too big) and whose inputs, weights,
     results and scratch fit the chip's local memory together, dead tensors'
     space being reused. Every op of a group gets `tpu.group` (the group's
     id); tpu-codegen then loads each group input once, computes LMEM to

@@ -147,6 +147,7 @@ struct BinaryModel
     }
     return true;
   }
+  bool localElementwise(Operation *) const { return true; }
   LogicalResult codegenLocal(Operation *op, CodegenContext &,
                              LocalOperands &t) const {
     t.emit(makeBinary(Kind, t.result.lmem, t.operands[0].lmem,
@@ -175,6 +176,7 @@ struct ActiveModel
   }
 
   bool supportsLocal(Operation *) const { return true; }
+  bool localElementwise(Operation *) const { return true; }
   unsigned localTemps(Operation *op) const {
     return activeNeedsTemp(op) ? 1 : 0;
   }
