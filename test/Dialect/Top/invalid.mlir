@@ -24,9 +24,18 @@ func.func @kernel_mismatch(%a: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %n:
 
 // -----
 
-func.func @unknown_attr(%a: tensor<1x3x8x8xf32>) -> tensor<*xf32> {
+func.func @bad_attr_type(%a: tensor<1x3x8x8xf32>) -> tensor<*xf32> {
   // expected-error @+1 {{'top.Relu' op attribute 'relu_limit' failed to satisfy constraint}}
   %0 = "top.Relu"(%a) {relu_limit = "high"} : (tensor<1x3x8x8xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @unknown_attr(%a: tensor<1x3x8x8xf32>) -> tensor<*xf32> {
+  // A misspelled attribute would otherwise be ignored (relu_limit stays -1).
+  // expected-error @+1 {{'top.Relu' op has unknown attribute 'relu_limt'}}
+  %0 = "top.Relu"(%a) {relu_limt = 6.0 : f64} : (tensor<1x3x8x8xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
 

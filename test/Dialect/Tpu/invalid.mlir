@@ -286,3 +286,11 @@ func.func @interp_matrix(%a: tensor<1x1x2x3xf32>, %h: tensor<4x2xf32>, %w: tenso
   %0 = "tpu.Interp"(%a, %h, %w) : (tensor<1x1x2x3xf32>, tensor<4x2xf32>, tensor<6x2xf32>) -> tensor<1x1x4x6xf32>
   return %0 : tensor<1x1x4x6xf32>
 }
+
+// -----
+
+func.func @unknown_attr(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'tpu.Active' op has unknown attribute 'maximum'}}
+  %0 = "tpu.Active"(%a) {mode = "relu", maximum = 6.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

@@ -9,6 +9,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "tpuc/Interfaces/InferenceInterface.h"
 #include "tpuc/Interfaces/ShapeInterface.h"
+#include "tpuc/Interfaces/Traits.h"
 #include "tpuc/Dialect/Top/IR/TopTraits.h"
 #include <memory>
 #include <vector>

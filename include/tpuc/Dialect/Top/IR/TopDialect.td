@@ -15,6 +15,12 @@ def Top_Dialect : Dialect {
   let cppNamespace = "::top";
 }
 
+// Attributes without a dialect prefix must be the op's own: a misspelled one
+// is an error, not silently ignored.
+def Top_KnownAttributes : NativeOpTrait<"KnownAttributes"> {
+  let cppNamespace = "::tpuc::traits";
+}
+
 class Top_Op<string mnemonic, list<Trait> traits = []> :
-    Op<Top_Dialect, mnemonic, traits>;
+    Op<Top_Dialect, mnemonic, !listconcat(traits, [Top_KnownAttributes])>;
 #endif

@@ -9,6 +9,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "tpuc/Interfaces/InferenceInterface.h"
+#include "tpuc/Interfaces/Traits.h"
 
 #include "tpuc/Dialect/Tpu/IR/TpuOpsDialect.h.inc"
 

@@ -14,6 +14,12 @@ def Tpu_Dialect : Dialect {
   let dependentDialects = ["::mlir::quant::QuantDialect"];
 }
 
+// Attributes without a dialect prefix must be the op's own (addresses and
+// groups are `ddr.`/`tpu.` attributes).
+def Tpu_KnownAttributes : NativeOpTrait<"KnownAttributes"> {
+  let cppNamespace = "::tpuc::traits";
+}
+
 class Tpu_Op<string mnemonic, list<Trait> traits = []> :
-    Op<Tpu_Dialect, mnemonic, traits>;
+    Op<Tpu_Dialect, mnemonic, !listconcat(traits, [Tpu_KnownAttributes])>;
 #endif
