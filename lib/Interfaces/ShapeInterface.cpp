@@ -41,13 +41,3 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
 }
 
 } // namespace tpuc
-
-#include "tpuc/Interfaces/Traits.h"
-
-LogicalResult tpuc::verifyKnownAttributes(Operation *op) {
-  for (NamedAttribute attr : op->getDiscardableAttrs())
-    if (!attr.getName().getValue().contains('.'))
-      return op->emitOpError() << "has unknown attribute '"
-                               << attr.getName().getValue() << "'";
-  return success();
-}
