@@ -12,6 +12,35 @@
 namespace tpuc {
 namespace backend {
 
+/// The DDR tensors of a conv-like op (constant filter, optional bias) and the
+/// float type it computes in.
+struct ConvOperands {
+  chip::DType dtype;
+  Tensor in, filter, out;
+  std::optional<uint64_t> bias; // DDR address when the op has a bias
+};
+
+template <typename OpTy>
+mlir::FailureOr<ConvOperands> getConvOperands(OpTy op, CodegenContext &ctx) {
+  auto dtype = floatComputeType(ctx);
+  if (mlir::failed(dtype))
+    return mlir::failure();
+  if (!op.getFilter().template getDefiningOp<top::WeightOp>())
+    return ctx.error() << "codegen needs a constant filter (top.Weight)";
+  auto in = getTensor(ctx, op.getInput()), fl = getTensor(ctx, op.getFilter()),
+       out = getTensor(ctx, op.getOutput());
+  if (mlir::failed(in) || mlir::failed(fl) || mlir::failed(out))
+    return mlir::failure();
+  ConvOperands r{*dtype, *in, *fl, *out, std::nullopt};
+  if (!isNone(op.getBias())) {
+    auto b = getTensor(ctx, op.getBias());
+    if (mlir::failed(b))
+      return mlir::failure();
+    r.bias = b->addr;
+  }
+  return r;
+}
+
 /// Output channels [o0, o0 + oc) reading input channels [ic0, ic0 + ic) as
 /// `groups` conv groups.
 struct OcTile {

@@ -63,23 +63,15 @@ struct DeconvModel
 LogicalResult DeconvModel::codegen(Operation *operation,
                                    CodegenContext &ctx) const {
   auto op = cast<tpu::DeconvOp>(operation);
-  auto dtype = floatComputeType(ctx);
-  if (failed(dtype))
+  auto operands = getConvOperands(op, ctx);
+  if (failed(operands))
     return failure();
-  if (!op.getFilter().getDefiningOp<top::WeightOp>())
-    return ctx.error() << "codegen needs a constant filter (top.Weight)";
-  auto in = getTensor(ctx, op.getInput()), fl = getTensor(ctx, op.getFilter()),
-       out = getTensor(ctx, op.getOutput());
-  if (failed(in) || failed(fl) || failed(out))
-    return failure();
-  bool hasBias = !isNone(op.getBias());
-  std::optional<uint64_t> bias;
-  if (hasBias) {
-    auto b = getTensor(ctx, op.getBias());
-    if (failed(b))
-      return failure();
-    bias = b->addr;
-  }
+  // Pointers keep the `*dtype` / `in->` spelling of the code below.
+  const DType *dtype = &operands->dtype;
+  const Tensor *in = &operands->in, *fl = &operands->filter,
+               *out = &operands->out;
+  std::optional<uint64_t> bias = operands->bias;
+  bool hasBias = bias.has_value();
   const int64_t N = in->shape[0], IC = in->shape[1], H = in->shape[2],
                 W = in->shape[3];
   const int64_t KH = fl->shape[2], KW = fl->shape[3];
