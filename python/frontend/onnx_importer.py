@@ -16,12 +16,11 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from .. import compiler
 from ..mlir import ir
-from ..mlir.dialects import func, top
 from . import onnx_ops
 from .errors import FrontendError
 from .onnx_prepare import graph_inputs, opset_of, prepare
+from .top_builder import TopBuilder, write_weights
 
 log = logging.getLogger(__name__)
 
@@ -35,25 +34,23 @@ class ImportedModel:
     onnx_model: onnx.ModelProto = field(repr=False)
 
 
-class OnnxImporter:
+class OnnxImporter(TopBuilder):
     """Builds a Top module from a prepared (static, folded) ONNX model."""
 
     def __init__(self, model: onnx.ModelProto, model_name: str,
                  ctx: ir.Context, source: str = ""):
+        super().__init__(ctx)
         self.model = model
         self.name = model_name
         self.source = source or model_name
-        self.ctx = ctx
         self.opset = opset_of(model, self.source)
         graph = model.graph
         self.initializers = {i.name: i for i in graph.initializer}
-        self.shapes: dict[str, list[int]] = {}
         for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
             t = vi.type.tensor_type
             if t.HasField("shape"):
                 self.shapes[vi.name] = [d.dim_value for d in t.shape.dim]
         self.values: dict[str, ir.Value] = {}
-        self.weights: dict[str, np.ndarray] = {}
         self.node: onnx.NodeProto | None = None
 
     # -- helpers used by the op converters ---------------------------------
@@ -82,23 +79,12 @@ class OnnxImporter:
             raise self.fail(f"shape of '{name}' is unknown")
         return self.shapes[name]
 
-    def type_of(self, name: str | None) -> ir.Type:
-        f32 = ir.F32Type.get()
-        if name and name in self.shapes:
-            return ir.RankedTensorType.get(self.shapes[name], f32)
-        return ir.UnrankedTensorType.get(f32)
-
     def weight(self, name: str, array: np.ndarray | None = None) -> ir.Value:
         """A top.Weight for initializer `name` (or for `array`, stored under
         `name`); created once per name."""
-        if name in self.values:
-            return self.values[name]
-        if array is None:
+        if array is None and name not in self.weights:
             array = self.require_const(name, "weight")
-        array = np.ascontiguousarray(array, dtype=np.float32)
-        self.weights[name] = array
-        t = ir.RankedTensorType.get(list(array.shape), ir.F32Type.get())
-        v = top.WeightOp(t, loc=ir.Location.name(name)).result
+        v = super().weight(name, array)
         self.values[name] = v
         return v
 
@@ -109,41 +95,27 @@ class OnnxImporter:
             return self.weight(name)
         raise self.fail(f"input '{name}' is not produced by any node")
 
-    def none(self) -> ir.Value:
-        return top.NoneOp(ir.NoneType.get()).result
-
-    def loc(self, name: str) -> ir.Location:
-        return ir.Location.name(name)
-
     # -- driver ------------------------------------------------------------
 
     def build(self, output_names: list[str] | None = None) -> ImportedModel:
         graph = self.model.graph
         inputs = graph_inputs(self.model)
         outputs = output_names or [o.name for o in graph.output]
-        with self.ctx, ir.Location.unknown():
-            module = ir.Module.create()
-            module.operation.attributes["module.name"] = ir.StringAttr.get(self.name)
-            arg_types = [self.type_of(vi.name) for vi in inputs]
-            with ir.InsertionPoint(module.body):
-                fn = func.FuncOp("main", ir.FunctionType.get(arg_types, []))
-                block = fn.add_entry_block()
-            with ir.InsertionPoint(block):
-                for vi, arg in zip(inputs, block.arguments):
-                    self.values[vi.name] = top.InputOp(
-                        self.type_of(vi.name), arg, loc=self.loc(vi.name)).result
-                for node in graph.node:
-                    self.node = node
-                    self._convert(node)
-                self.node = None
-                missing = [o for o in outputs if o not in self.values]
-                if missing:
-                    raise FrontendError(f"output '{missing[0]}' is not a tensor "
-                                        f"of the model", model=self.source)
-                results = [self.values[o] for o in outputs]
-                func.ReturnOp(results)
-            fn.attributes["function_type"] = ir.TypeAttr.get(
-                ir.FunctionType.get(arg_types, [r.type for r in results]))
+
+        def body(args: list[ir.Value]) -> list[ir.Value]:
+            for vi, arg in zip(inputs, args):
+                self.values[vi.name] = arg
+            for node in graph.node:
+                self.node = node
+                self._convert(node)
+            self.node = None
+            missing = [o for o in outputs if o not in self.values]
+            if missing:
+                raise FrontendError(f"output '{missing[0]}' is not a tensor "
+                                    f"of the model", model=self.source)
+            return [self.values[o] for o in outputs]
+
+        module = self.build_module(self.name, [vi.name for vi in inputs], body)
         return ImportedModel(module, self.weights, [vi.name for vi in inputs],
                              outputs, self.model)
 
@@ -171,7 +143,4 @@ def import_onnx(path: str | Path, model_name: str, ctx: ir.Context,
 
 def write_top(imported: ImportedModel, weight_file: str | Path) -> None:
     """Writes the weights npz and points the module at it."""
-    np.savez(weight_file, **imported.weights)
-    with imported.module.context:
-        imported.module.operation.attributes[compiler.WEIGHT_FILE_ATTR] = \
-            ir.StringAttr.get(str(weight_file))
+    write_weights(imported.module, imported.weights, weight_file)

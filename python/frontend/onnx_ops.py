@@ -1,9 +1,11 @@
 """Converters from ONNX nodes to Top ops, one function per ONNX op type.
 
-Each converter receives the importer (for operands, constants, types and
-error reporting) and the node, and returns the Value(s) of the node's
-outputs. Ops it emits carry the ONNX output name as their location; helper
-ops of a one-to-many mapping get that name with a suffix.
+Each converter receives the importer (for operands, constants, shapes and
+error reporting; it is also the shared Top builder, `top_builder.TopBuilder`)
+and the node, reads the ONNX attributes and builds the op(s) through the
+builder, and returns the Value(s) of the node's outputs. Ops carry the ONNX
+output name as their location; helper ops of a one-to-many mapping get that
+name with a suffix.
 """
 from __future__ import annotations
 
@@ -12,8 +14,6 @@ from typing import Callable
 import numpy as np
 import onnx
 from onnx import helper
-
-from ..mlir.dialects import top
 
 CONVERTERS: dict[str, Callable] = {}
 
@@ -36,11 +36,6 @@ def _str(v) -> str:
 
 def _input(node, i) -> str | None:
     return node.input[i] if len(node.input) > i and node.input[i] else None
-
-
-def _out(imp, node, i=0):
-    name = node.output[i]
-    return imp.type_of(name), imp.loc(name)
 
 
 def _spatial_pads(imp, node, a, in_shape, kernel, strides, dilations):
@@ -77,10 +72,9 @@ def conv(imp, node):
     dilations = list(a.get("dilations", [1] * k))
     pads = _spatial_pads(imp, node, a, imp.shape(node.input[0]), kernel, strides, dilations)
     bias = imp.value(node.input[2]) if _input(node, 2) else imp.none()
-    t, loc = _out(imp, node)
-    return top.ConvOp(t, imp.value(node.input[0]), imp.value(node.input[1]), bias,
-                      kernel_shape=kernel, strides=strides, pads=pads,
-                      dilations=dilations, group=a.get("group", 1), loc=loc).result
+    return imp.conv(node.output[0], imp.value(node.input[0]), imp.value(node.input[1]), bias,
+                    kernel=kernel, strides=strides, pads=pads, dilations=dilations,
+                    group=a.get("group", 1))
 
 
 @converter("ConvTranspose")
@@ -127,11 +121,9 @@ def conv_transpose(imp, node):
             raise imp.fail(f"output_padding {out_pad} must be below "
                            "max(stride, dilation)")
     bias = imp.value(node.input[2]) if _input(node, 2) else imp.none()
-    t, loc = _out(imp, node)
-    return top.DeconvOp(t, imp.value(node.input[0]), imp.value(node.input[1]), bias,
-                        kernel_shape=kernel, strides=strides, pads=pads,
-                        dilations=dilations, output_padding=out_pad,
-                        group=a.get("group", 1), loc=loc).result
+    return imp.deconv(node.output[0], imp.value(node.input[0]), imp.value(node.input[1]),
+                      bias, kernel=kernel, strides=strides, pads=pads, dilations=dilations,
+                      output_padding=out_pad, group=a.get("group", 1))
 
 
 @converter("BatchNormalization")
@@ -139,36 +131,19 @@ def batch_norm(imp, node):
     a = attrs(node)
     if a.get("training_mode", 0):
         raise imp.fail("training_mode=1 is not supported (export in eval mode)")
-    t, loc = _out(imp, node)
     x, s, b, m, v = (imp.value(i) for i in node.input[:5])
-    return top.BatchNormOp(t, x, s, b, m, v, epsilon=a.get("epsilon", 1e-5), loc=loc).result
+    return imp.batch_norm(node.output[0], x, s, b, m, v, epsilon=a.get("epsilon", 1e-5))
 
 
-_BINARY = {"Add": top.AddOp, "Sub": top.SubOp, "Mul": top.MulOp,
-           "Div": top.DivOp, "Max": top.MaxOp, "Min": top.MinOp}
-
-
-def _chain(imp, op, names, out):
-    """op applied left to right over `names`; the last op is named `out`,
-    the others `out_1`, `out_2`, ...; one input is returned as is."""
-    acc = imp.value(names[0])
-    for i, name in enumerate(names[1:], start=1):
-        last = i == len(names) - 1
-        loc_name = out if last else f"{out}_{i}"
-        acc = op(imp.type_of(out if last else None), acc, imp.value(name),
-                 loc=imp.loc(loc_name)).result
-    return acc
+_BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max",
+           "Min": "min", "Sum": "add"}
 
 
 @converter(*_BINARY)
 def binary(imp, node):
-    # Variadic Max/Min (and Sum) fold left; one input is the input.
-    return _chain(imp, _BINARY[node.op_type], list(node.input), node.output[0])
-
-
-@converter("Sum")
-def sum_(imp, node):
-    return _chain(imp, top.AddOp, list(node.input), node.output[0])
+    # Variadic Max/Min/Sum fold left; one input is the input.
+    return imp.fold(_BINARY[node.op_type], node.output[0],
+                    [imp.value(n) for n in node.input])
 
 
 @converter("Mean")
@@ -176,60 +151,40 @@ def mean(imp, node):
     names, out = list(node.input), node.output[0]
     if len(names) == 1:
         return imp.value(names[0])
-    total = _chain(imp, top.AddOp, names, f"{out}_sum")
-    n = imp.weight(f"{out}_count", np.array(float(len(names)), np.float32))
-    t, loc = _out(imp, node)
-    return top.DivOp(t, total, n, loc=loc).result
+    total = imp.fold("add", f"{out}_sum", [imp.value(n) for n in names])
+    return imp.binary("div", out, total, imp.scalar(f"{out}_count", float(len(names))))
 
 
-_UNARY = {"Relu": top.ReluOp, "Sigmoid": top.SigmoidOp, "Tanh": top.TanhOp,
-          "Erf": top.ErfOp, "Exp": top.ExpOp, "Log": top.LogOp,
-          "Sqrt": top.SqrtOp, "Abs": top.AbsOp}
+_UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Erf": "erf",
+          "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs",
+          "HardSwish": "hardswish"}
 
 
 @converter(*_UNARY)
 def unary(imp, node):
-    t, loc = _out(imp, node)
-    return _UNARY[node.op_type](t, imp.value(node.input[0]), loc=loc).result
+    return imp.unary(_UNARY[node.op_type], node.output[0], imp.value(node.input[0]))
 
 
 @converter("LeakyRelu")
 def leaky_relu(imp, node):
-    t, loc = _out(imp, node)
-    return top.LeakyReluOp(t, imp.value(node.input[0]),
-                           alpha=float(attrs(node).get("alpha", 0.01)), loc=loc).result
+    return imp.leaky_relu(node.output[0], imp.value(node.input[0]),
+                          attrs(node).get("alpha", 0.01))
 
 
 @converter("HardSigmoid")
 def hard_sigmoid(imp, node):
     a = attrs(node)
-    t, loc = _out(imp, node)
-    return top.HardSigmoidOp(t, imp.value(node.input[0]), alpha=float(a.get("alpha", 0.2)),
-                             beta=float(a.get("beta", 0.5)), loc=loc).result
-
-
-@converter("HardSwish")
-def hard_swish(imp, node):
-    t, loc = _out(imp, node)
-    return top.HardSwishOp(t, imp.value(node.input[0]), loc=loc).result
+    return imp.hard_sigmoid(node.output[0], imp.value(node.input[0]),
+                            a.get("alpha", 0.2), a.get("beta", 0.5))
 
 
 @converter("PRelu")
 def prelu(imp, node):
     slope = imp.const(node.input[1])
-    t, loc = _out(imp, node)
     x = imp.value(node.input[0])
     if slope is not None and slope.size == 1:
-        return top.LeakyReluOp(t, x, alpha=float(slope.reshape(())), loc=loc).result
-    # max(x, 0) + slope * min(x, 0): exact, since one of the terms is zero.
-    out = node.output[0]
-    unranked = imp.type_of(None)
-    zero = imp.weight(f"{out}_zero", np.array(0.0, np.float32))
-    pos = top.ReluOp(unranked, x, loc=imp.loc(f"{out}_pos")).result
-    neg = top.MinOp(unranked, x, zero, loc=imp.loc(f"{out}_neg")).result
-    neg = top.MulOp(unranked, neg, imp.value(node.input[1]),
-                    loc=imp.loc(f"{out}_neg_scaled")).result
-    return top.AddOp(t, pos, neg, loc=loc).result
+        return imp.leaky_relu(node.output[0], x, float(slope.reshape(())))
+    return imp.prelu(node.output[0], x, imp.value(node.input[1]))
 
 
 @converter("Identity", "Dropout")
@@ -246,34 +201,23 @@ def clip(imp, node):
         lo = float(imp.require_const(node.input[1], "Clip min"))
     if _input(node, 2):
         hi = float(imp.require_const(node.input[2], "Clip max"))
-    t, loc = _out(imp, node)
-    x = imp.value(node.input[0])
-    if lo == 0.0:  # ReLU / ReLU6: fuses into the producer
-        return top.ReluOp(t, x, relu_limit=float(hi) if np.isfinite(hi) else -1.0,
-                          loc=loc).result
-    return top.ClipOp(t, x, min=float(lo), max=float(hi), loc=loc).result
+    return imp.clip(node.output[0], imp.value(node.input[0]), lo, hi)
 
 
 @converter("Gelu")
 def gelu(imp, node):
-    t, loc = _out(imp, node)
-    return top.GELUOp(t, imp.value(node.input[0]),
-                      approximate=_str(attrs(node).get("approximate", "none")),
-                      loc=loc).result
+    return imp.gelu(node.output[0], imp.value(node.input[0]),
+                    _str(attrs(node).get("approximate", "none")))
 
 
 @converter("Neg")
 def neg(imp, node):
-    t, loc = _out(imp, node)
-    minus = imp.weight(f"{node.output[0]}_neg_one", np.array(-1.0, np.float32))
-    return top.MulOp(t, imp.value(node.input[0]), minus, loc=loc).result
+    return imp.neg(node.output[0], imp.value(node.input[0]))
 
 
 @converter("Reciprocal")
 def reciprocal(imp, node):
-    t, loc = _out(imp, node)
-    one = imp.weight(f"{node.output[0]}_one", np.array(1.0, np.float32))
-    return top.DivOp(t, one, imp.value(node.input[0]), loc=loc).result
+    return imp.reciprocal(node.output[0], imp.value(node.input[0]))
 
 
 @converter("Pow")
@@ -281,9 +225,7 @@ def power(imp, node):
     e = imp.require_const(node.input[1], "Pow exponent")
     if e.size != 1:
         raise imp.fail("Pow exponent must be a scalar constant")
-    t, loc = _out(imp, node)
-    return top.PowOp(t, imp.value(node.input[0]), exponent=float(e.reshape(())),
-                     loc=loc).result
+    return imp.pow(node.output[0], imp.value(node.input[0]), float(e.reshape(())))
 
 
 @converter("Cast")
@@ -295,8 +237,7 @@ def cast(imp, node):
              np.dtype(np.bool_): "bool", np.dtype(np.float64): "f32"}
     if np.dtype(to) not in names:
         raise imp.fail(f"cast to {np.dtype(to)} is not supported")
-    t, loc = _out(imp, node)
-    return top.CastOp(t, imp.value(node.input[0]), to=names[np.dtype(to)], loc=loc).result
+    return imp.cast(node.output[0], imp.value(node.input[0]), names[np.dtype(to)])
 
 
 @converter("MatMul")
@@ -304,9 +245,7 @@ def matmul(imp, node):
     a_shape, b_shape = imp.shape(node.input[0]), imp.shape(node.input[1])
     if len(a_shape) < 2 or len(b_shape) < 2:
         raise imp.fail("MatMul of 1-D operands is not supported")
-    t, loc = _out(imp, node)
-    return top.MatMulOp(t, imp.value(node.input[0]), imp.value(node.input[1]),
-                        imp.none(), loc=loc).result
+    return imp.matmul(node.output[0], imp.value(node.input[0]), imp.value(node.input[1]))
 
 
 @converter("Gemm")
@@ -316,8 +255,7 @@ def gemm(imp, node):
     out = node.output[0]
     x = imp.value(node.input[0])
     if a.get("transA", 0):
-        x = top.PermuteOp(imp.type_of(None), x, order=[1, 0],
-                          loc=imp.loc(f"{out}_transA")).result
+        x = imp.permute(f"{out}_transA", x, [1, 0])
     b_const = imp.const(node.input[1])
     if b_const is not None:
         w = b_const.T if a.get("transB", 0) else b_const
@@ -330,10 +268,9 @@ def gemm(imp, node):
             raise imp.fail("alpha != 1 needs a constant B")
         right = imp.value(node.input[1])
         if a.get("transB", 0):
-            right = top.PermuteOp(imp.type_of(None), right, order=[1, 0],
-                                  loc=imp.loc(f"{out}_transB")).result
+            right = imp.permute(f"{out}_transB", right, [1, 0])
     n = imp.shape(out)[1]
-    bias = imp.none()
+    bias = None
     add_c = None
     if _input(node, 2):
         c = imp.const(node.input[2])
@@ -344,17 +281,13 @@ def gemm(imp, node):
             if beta != 1.0:
                 raise imp.fail("beta != 1 needs a constant C")
             add_c = imp.value(node.input[2])
-    t, loc = _out(imp, node)
     if add_c is None:
-        return top.MatMulOp(t, x, right, bias, loc=loc).result
-    mm = top.MatMulOp(imp.type_of(None), x, right, bias, loc=imp.loc(f"{out}_matmul")).result
-    return top.AddOp(t, mm, add_c, loc=loc).result
+        return imp.matmul(out, x, right, bias)
+    return imp.binary("add", out, imp.matmul(f"{out}_matmul", x, right, bias), add_c)
 
 
 def _reshape_to_output(imp, node):
-    t, loc = _out(imp, node)
-    return top.ReshapeOp(t, imp.value(node.input[0]), shape=imp.shape(node.output[0]),
-                         loc=loc).result
+    return imp.reshape(node.output[0], imp.value(node.input[0]), imp.shape(node.output[0]))
 
 
 for _t in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
@@ -365,16 +298,13 @@ for _t in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
 def transpose(imp, node):
     rank = len(imp.shape(node.input[0]))
     perm = list(attrs(node).get("perm", list(range(rank))[::-1]))
-    t, loc = _out(imp, node)
-    return top.PermuteOp(t, imp.value(node.input[0]), order=perm, loc=loc).result
+    return imp.permute(node.output[0], imp.value(node.input[0]), perm)
 
 
 @converter("Softmax")
 def softmax(imp, node):
     # Opset >= 13 semantics (a single axis, default -1); older opsets are refused.
-    t, loc = _out(imp, node)
-    return top.SoftmaxOp(t, imp.value(node.input[0]), axis=attrs(node).get("axis", -1),
-                         loc=loc).result
+    return imp.softmax(node.output[0], imp.value(node.input[0]), attrs(node).get("axis", -1))
 
 
 @converter("LayerNormalization")
@@ -382,12 +312,9 @@ def layer_norm(imp, node):
     a = attrs(node)
     if len([o for o in node.output if o]) > 1:
         raise imp.fail("Mean/InvStdDev outputs are not supported")
-    scale = imp.value(node.input[1])
-    bias = imp.value(node.input[2]) if _input(node, 2) else imp.none()
-    t, loc = _out(imp, node)
-    return top.LayerNormOp(t, imp.value(node.input[0]), scale, bias,
-                           axis=a.get("axis", -1), epsilon=a.get("epsilon", 1e-5),
-                           loc=loc).result
+    bias = imp.value(node.input[2]) if _input(node, 2) else None
+    return imp.layer_norm(node.output[0], imp.value(node.input[0]), imp.value(node.input[1]),
+                          bias, axis=a.get("axis", -1), epsilon=a.get("epsilon", 1e-5))
 
 
 @converter("InstanceNormalization")
@@ -400,32 +327,29 @@ def instance_norm(imp, node):
     out = node.output[0]
     eps = float(attrs(node).get("epsilon", 1e-5))
     per_channel = [imp.shape(node.input[0])[1]] + [1] * (rank - 2)
-    steps = []  # (op, per-channel operand, helper name)
-    for name, identity, op, what in [(node.input[1], 1.0, top.MulOp, "scaled"),
-                                     (node.input[2], 0.0, top.AddOp, "shifted")]:
+    steps = []  # (binary kind, per-channel operand, helper name)
+    for name, identity, op, what in [(node.input[1], 1.0, "mul", "scaled"),
+                                     (node.input[2], 0.0, "add", "shifted")]:
         c = imp.const(name)
         if c is not None and np.all(c == identity):
             continue
         if c is not None:
             v = imp.weight(f"{name}_per_channel", c.reshape(per_channel))
         else:
-            v = top.ReshapeOp(imp.type_of(None), imp.value(name), shape=per_channel,
-                              loc=imp.loc(f"{name}_per_channel")).result
+            v = imp.reshape(f"{name}_per_channel", imp.value(name), per_channel)
         steps.append((op, v, f"{out}_{what}"))
     # The last op carries the ONNX name.
     names = [f"{out}_normalized"] + [n for _, _, n in steps]
     names = names[:-1] + [out]
-    acc = top.LayerNormOp(imp.type_of(None if steps else out), imp.value(node.input[0]), imp.none(),
-                          imp.none(), axis=2, epsilon=eps, loc=imp.loc(names[0])).result
+    acc = imp.layer_norm(names[0], imp.value(node.input[0]), axis=2, epsilon=eps)
     for (op, v, _), name in zip(steps, names[1:]):
-        acc = op(imp.type_of(name if name == out else None), acc, v, loc=imp.loc(name)).result
+        acc = imp.binary(op, name, acc, v)
     return acc
 
 
 @converter("GlobalAveragePool")
 def global_avg_pool(imp, node):
-    t, loc = _out(imp, node)
-    return top.GlobalAvgPoolOp(t, imp.value(node.input[0]), loc=loc).result
+    return imp.global_avg_pool(node.output[0], imp.value(node.input[0]))
 
 
 @converter("MaxPool", "AveragePool")
@@ -441,21 +365,15 @@ def pool(imp, node):
         raise imp.fail("dilated pooling is not supported")
     strides = list(a.get("strides", [1] * k))
     pads = _spatial_pads(imp, node, a, imp.shape(node.input[0]), kernel, strides, [1] * k)
-    t, loc = _out(imp, node)
-    common = dict(kernel_shape=kernel, strides=strides, pads=pads,
-                  ceil_mode=bool(a.get("ceil_mode", 0)), loc=loc)
-    x = imp.value(node.input[0])
-    if node.op_type == "MaxPool":
-        return top.MaxPoolOp(t, x, **common).result
-    return top.AvgPoolOp(t, x, count_include_pad=bool(a.get("count_include_pad", 0)),
-                         **common).result
+    return imp.pool("max" if node.op_type == "MaxPool" else "avg", node.output[0],
+                    imp.value(node.input[0]), kernel=kernel, strides=strides, pads=pads,
+                    ceil_mode=bool(a.get("ceil_mode", 0)),
+                    count_include_pad=bool(a.get("count_include_pad", 0)))
 
 
 @converter("Concat")
 def concat(imp, node):
-    t, loc = _out(imp, node)
-    return top.ConcatOp(t, [imp.value(i) for i in node.input],
-                        axis=attrs(node)["axis"], loc=loc).result
+    return imp.concat(node.output[0], [imp.value(i) for i in node.input], attrs(node)["axis"])
 
 
 @converter("Split")
@@ -483,9 +401,8 @@ def split(imp, node):
     x = imp.value(node.input[0])
     results, start = [], 0
     for name, size in zip(node.output, sizes):
-        results.append(top.SliceOp(imp.type_of(name or None), x, starts=[start],
-                                   ends=[start + size], axes=[axis], steps=[1],
-                                   loc=imp.loc(name or f"{node.output[0]}_split{start}")).result)
+        results.append(imp.slice(name or f"{node.output[0]}_split{start}", x, starts=[start],
+                                 ends=[start + size], axes=[axis], steps=[1]))
         start += size
     return results
 
@@ -500,27 +417,15 @@ def tile(imp, node):
     acc, out = imp.value(node.input[0]), node.output[0]
     # One concat of copies per repeated axis.
     for i, ax in enumerate(axes):
-        last = i == len(axes) - 1
-        name = out if last else f"{out}_tile{ax}"
-        acc = top.ConcatOp(imp.type_of(out if last else None), [acc] * repeats[ax],
-                           axis=ax, loc=imp.loc(name)).result
+        name = out if i == len(axes) - 1 else f"{out}_tile{ax}"
+        acc = imp.concat(name, [acc] * repeats[ax], ax)
     return acc
 
 
 @converter("Expand")
 def expand(imp, node):
-    in_shape, out_shape = imp.shape(node.input[0]), imp.shape(node.output[0])
-    t, loc = _out(imp, node)
-    x = imp.value(node.input[0])
-    aligned = [1] * (len(out_shape) - len(in_shape)) + list(in_shape)
-    if aligned == list(out_shape):
-        if list(in_shape) == list(out_shape):
-            return x
-        return top.ReshapeOp(t, x, shape=list(out_shape), loc=loc).result
-    # x * 1 is exact; the ones span only the dims the broadcast adds.
-    ones = [o if a == 1 else 1 for a, o in zip(aligned, out_shape)]
-    w = imp.weight(f"{node.output[0]}_ones", np.ones(ones, np.float32))
-    return top.MulOp(t, x, w, loc=loc).result
+    return imp.expand(node.output[0], imp.value(node.input[0]), imp.shape(node.input[0]),
+                      imp.shape(node.output[0]))
 
 
 @converter("Slice")
@@ -534,24 +439,21 @@ def slice_(imp, node):
              if _input(node, 4) else [1] * len(starts))
     big = 2 ** 62  # ONNX uses INT64_MAX/MIN for "to the end"
     clamp = [max(-big, min(big, int(v))) for v in ends]
-    t, loc = _out(imp, node)
     if any(s == 0 for s in steps):
         raise imp.fail("Slice step 0 is invalid")
     if any(not -rank <= ax < rank for ax in axes):
         raise imp.fail(f"Slice axes {axes} out of range for rank {rank}")
-    return top.SliceOp(t, imp.value(node.input[0]), starts=[int(s) for s in starts],
-                       ends=clamp, axes=[int(a) for a in axes],
-                       steps=[int(s) for s in steps], loc=loc).result
+    return imp.slice(node.output[0], imp.value(node.input[0]), starts=starts, ends=clamp,
+                     axes=axes, steps=steps)
 
 
 @converter("Gather")
 def gather(imp, node):
-    axis = attrs(node).get("axis", 0)
-    t, loc = _out(imp, node)
     idx = imp.const(node.input[1])
     indices = (imp.weight(node.input[1], idx.astype(np.float32)) if idx is not None
                else imp.value(node.input[1]))
-    return top.GatherOp(t, imp.value(node.input[0]), indices, axis=axis, loc=loc).result
+    return imp.gather(node.output[0], imp.value(node.input[0]), indices,
+                      attrs(node).get("axis", 0))
 
 
 @converter("Pad")
@@ -573,9 +475,7 @@ def pad(imp, node):
         raise imp.fail(f"pads has {len(pads)} values, expected {2 * rank}")
     if any(p < 0 for p in pads):
         raise imp.fail("negative pads (cropping) are not supported")
-    t, loc = _out(imp, node)
-    return top.PadOp(t, imp.value(node.input[0]), pads=pads, mode=mode, value=value,
-                     loc=loc).result
+    return imp.pad(node.output[0], imp.value(node.input[0]), pads, mode, value)
 
 
 _REDUCE = {"ReduceMean": "mean", "ReduceMax": "max", "ReduceSum": "sum",
@@ -594,10 +494,8 @@ def reduce(imp, node):
         if a.get("noop_with_empty_axes", 0):
             return imp.value(node.input[0])
         axes = list(range(rank))
-    t, loc = _out(imp, node)
-    return top.ReduceOp(t, imp.value(node.input[0]), mode=_REDUCE[node.op_type],
-                        axes=[int(x) for x in axes],
-                        keepdims=bool(a.get("keepdims", 1)), loc=loc).result
+    return imp.reduce(node.output[0], imp.value(node.input[0]), _REDUCE[node.op_type], axes,
+                      bool(a.get("keepdims", 1)))
 
 
 _RESIZE_COORDS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
@@ -653,8 +551,7 @@ def resize(imp, node):
         sh, sw = out_shape[2] / in_shape[2], out_shape[3] / in_shape[3]
     if a.get("antialias", 0) and (sh < 1 or sw < 1):
         raise imp.fail("antialias=1 when downscaling is not supported")
-    t, loc = _out(imp, node)
-    x = imp.value(node.input[0])
+    out, x = node.output[0], imp.value(node.input[0])
     if mode == "nearest":
         # Integer upscaling that picks input i // s is the plain Upsample.
         fh, fw = out_shape[2] // in_shape[2], out_shape[3] // in_shape[3]
@@ -663,7 +560,6 @@ def resize(imp, node):
                     np.array_equal(_nearest_index(n, n * f, s, coord, nearest),
                                    np.arange(n * f) // f)
                     for n, f, s in ((in_shape[2], fh, sh), (in_shape[3], fw, sw))):
-            return top.UpsampleOp(t, x, scale_h=fh, scale_w=fw, loc=loc).result
-    return top.InterpOp(t, x, mode=mode, coord_mode=coord, nearest_mode=nearest,
-                        target_h=out_shape[2], target_w=out_shape[3],
-                        scale_h=sh, scale_w=sw, loc=loc).result
+            return imp.upsample(out, x, fh, fw)
+    return imp.interp(out, x, mode=mode, coord_mode=coord, nearest_mode=nearest,
+                      target_h=out_shape[2], target_w=out_shape[3], scale_h=sh, scale_w=sw)
