@@ -1,9 +1,9 @@
 #include "tpuc/InitAll.h"
 #include "tpuc/Backend/CodegenInterface.h"
 #include "tpuc/Backend/Passes.h"
+#include "tpuc/Conversion/Passes.h"
 #include "tpuc/Dialect/Top/Transforms/Passes.h"
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
-#include "tpuc/Dialect/Tpu/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Transforms/Passes.h"
@@ -16,7 +16,7 @@ void tpuc::registerAllDialects(mlir::DialectRegistry &registry) {
 
 void tpuc::registerAllPasses() {
   top::registerTopPasses();
-  tpu::registerTpuPasses();
+  tpuc::registerConversionPasses();
   tpuc::backend::registerBackendPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

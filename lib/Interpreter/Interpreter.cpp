@@ -1,4 +1,6 @@
 #include "tpuc/Interpreter/Interpreter.h"
+#include "tpuc/Chip/Float16.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "tpuc/Interfaces/InferenceInterface.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/OpHelpers.h"
@@ -89,6 +91,16 @@ llvm::Expected<TensorList> interpret(ModuleOp module, const TensorList &inputs,
     }
     if (failed(iface.inference(param)))
       return err(diag.empty() ? getOpName(&op) + ": inference failed" : diag);
+    // A result of a narrower float type holds the op's f32 value rounded
+    // once to it (nearest even), as the chip stores it.
+    for (Value r : op.getResults()) {
+      Type elem = getElementTypeOrSelf(r.getType());
+      if (!elem.isF16() && !elem.isBF16())
+        continue;
+      for (float &v : *buffers[r])
+        v = elem.isF16() ? chip::f16ToF32(chip::f32ToF16(v))
+                         : chip::bf16ToF32(chip::f32ToBF16(v));
+    }
     // Constants (no operands) are not layer outputs.
     if (allTensors && op.getNumResults() == 1 && op.getNumOperands() > 0) {
       std::string name = getOpName(&op);

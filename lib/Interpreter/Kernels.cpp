@@ -227,9 +227,9 @@ float castValue(float x, CastKind kind) {
   return x;
 }
 
-void matmul(const float *a, ArrayRef<int64_t> aShape, const float *b,
-            ArrayRef<int64_t> bShape, const float *bias, float *out,
-            ArrayRef<int64_t> outShape) {
+void matmulDouble(const float *a, ArrayRef<int64_t> aShape, const float *b,
+                  ArrayRef<int64_t> bShape, double *out,
+                  ArrayRef<int64_t> outShape) {
   const int64_t m = aShape[aShape.size() - 2], k = aShape.back(),
                 n = bShape.back();
   ArrayRef<int64_t> batch = outShape.drop_back(2);
@@ -249,20 +249,17 @@ void matmul(const float *a, ArrayRef<int64_t> aShape, const float *b,
   const int64_t batches = product(batch);
   SmallVector<int64_t> idx(batch.size(), 0);
   int64_t oa = 0, ob = 0;
-  std::vector<double> acc(n);
   for (int64_t bi = 0; bi < batches; ++bi) {
     const float *pa = a + oa, *pb = b + ob;
-    float *po = out + bi * m * n;
     for (int64_t i = 0; i < m; ++i) {
-      std::fill(acc.begin(), acc.end(), 0.0);
+      double *acc = out + (bi * m + i) * n;
+      std::fill(acc, acc + n, 0.0);
       for (int64_t kk = 0; kk < k; ++kk) {
         const double av = pa[i * k + kk];
         const float *row = pb + kk * n;
         for (int64_t j = 0; j < n; ++j)
           acc[j] += av * row[j];
       }
-      for (int64_t j = 0; j < n; ++j)
-        po[i * n + j] = float(acc[j] + (bias ? bias[j] : 0.0f));
     }
     for (size_t d = batch.size(); d-- > 0;) {
       if (++idx[d] < batch[d]) {
@@ -275,6 +272,16 @@ void matmul(const float *a, ArrayRef<int64_t> aShape, const float *b,
       idx[d] = 0;
     }
   }
+}
+
+void matmul(const float *a, ArrayRef<int64_t> aShape, const float *b,
+            ArrayRef<int64_t> bShape, const float *bias, float *out,
+            ArrayRef<int64_t> outShape) {
+  const int64_t n = bShape.back(), total = product(outShape);
+  std::vector<double> acc(total);
+  matmulDouble(a, aShape, b, bShape, acc.data(), outShape);
+  for (int64_t i = 0; i < total; ++i)
+    out[i] = float(acc[i] + (bias ? bias[i % n] : 0.0f));
 }
 
 void layerNorm(const float *x, const float *weight, const float *bias,

@@ -157,6 +157,8 @@ Expected<std::vector<float>> NpyArray::toFloat() const {
     each(int8_t());
   else if (descr == "|u1" || descr == "|b1")
     each(uint8_t());
+  else if (descr == "<u2")
+    each(uint16_t());
   else if (descr == "<f2") {
     for (int64_t i = 0; i < n; ++i) {
       uint16_t h = rd16(p + 2 * i);

@@ -47,14 +47,8 @@ Error ensureLoaded(StringRef path, FileEntry &entry) {
   auto npz = readNpz(path);
   if (!npz)
     return npz.takeError();
-  for (auto &[name, arr] : *npz) {
-    auto data = arr.toFloat();
-    if (!data)
-      return createStringError(inconvertibleErrorCode(),
-                               path + ": weight '" + name +
-                                   "': " + toString(data.takeError()));
-    entry.weights[name] = std::make_shared<std::vector<float>>(std::move(*data));
-  }
+  for (auto &[name, arr] : *npz)
+    entry.weights[name] = std::make_shared<const NpyArray>(std::move(arr));
   entry.mtime = st.getLastModificationTime();
   entry.loaded = true;
   return Error::success();
@@ -87,10 +81,11 @@ Expected<WeightData> readWeight(StringRef file, StringRef name) {
   return it->second;
 }
 
-void addWeight(StringRef file, StringRef name, WeightData data) {
+void addWeight(StringRef file, StringRef name, NpyArray data) {
   Store &s = store();
   std::lock_guard<std::mutex> lock(s.mu);
-  s.files[absolute(file)].weights[name] = std::move(data);
+  s.files[absolute(file)].weights[name] =
+      std::make_shared<const NpyArray>(std::move(data));
 }
 
 Error writeWeights(StringRef file, ArrayRef<std::string> names,
@@ -100,7 +95,14 @@ Error writeWeights(StringRef file, ArrayRef<std::string> names,
     auto data = readWeight(file, name);
     if (!data)
       return data.takeError();
-    npz[name] = NpyArray::fromFloat(**data, shape);
+    NpyArray arr = **data;
+    if (arr.numElements() != NpyArray{"", shape, {}}.numElements())
+      return createStringError(inconvertibleErrorCode(),
+                               "weight '" + name + "' has " +
+                                   Twine(arr.numElements()) +
+                                   " elements, its type needs another count");
+    arr.shape = shape;
+    npz[name] = std::move(arr);
   }
   if (Error err = writeNpz(path, npz))
     return err;

@@ -69,6 +69,11 @@ float castValue(float x, CastKind kind);
 
 /// numpy matmul of [..., M, K] by [..., K, N] with broadcast batch dims into
 /// `outShape` [..., M, N]; `bias` (N values, may be null) is added.
+/// The same products accumulated in double, without bias (exact for the
+/// integral values of quantized operands).
+void matmulDouble(const float *a, llvm::ArrayRef<int64_t> aShape,
+                  const float *b, llvm::ArrayRef<int64_t> bShape, double *out,
+                  llvm::ArrayRef<int64_t> outShape);
 void matmul(const float *a, llvm::ArrayRef<int64_t> aShape, const float *b,
             llvm::ArrayRef<int64_t> bShape, const float *bias, float *out,
             llvm::ArrayRef<int64_t> outShape);

@@ -5,6 +5,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,6 +22,18 @@ struct NpyArray {
   llvm::Expected<std::vector<float>> toFloat() const;
   static NpyArray fromFloat(llvm::ArrayRef<float> values,
                             llvm::ArrayRef<int64_t> shape);
+  /// An array of `descr` ("|i1", "<i4", "<f2", "<u2", ...) holding `values`.
+  template <typename T>
+  static NpyArray of(llvm::StringRef descr, llvm::ArrayRef<T> values,
+                     llvm::ArrayRef<int64_t> shape) {
+    NpyArray a;
+    a.descr = descr.str();
+    a.shape.assign(shape.begin(), shape.end());
+    a.data.resize(values.size() * sizeof(T));
+    if (!values.empty())
+      std::memcpy(a.data.data(), values.data(), a.data.size());
+    return a;
+  }
 };
 
 /// Ordered by name, as numpy's own reader lists them.

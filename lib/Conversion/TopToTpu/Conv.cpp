@@ -17,7 +17,7 @@ struct LowerConv : OpConversionPattern<top::ConvOp> {
     Window2d w = toWindow2d(op, adaptor.getInput(), adaptor.getFilter(),
                             rewriter);
     auto conv = tpu::ConvOp::create(
-        rewriter, w.loc, w.type, w.input, w.filter, adaptor.getBias(),
+        rewriter, w.loc, w.type, w.input, w.filter, adaptor.getBias(), /*quant=*/Value(),
         rewriter.getI64ArrayAttr(w.kernel), rewriter.getI64ArrayAttr(w.strides),
         rewriter.getI64ArrayAttr(w.pads), rewriter.getI64ArrayAttr(w.dilations),
         op.getGroupAttr(), op.getDoReluAttr(), op.getReluLimitAttr());

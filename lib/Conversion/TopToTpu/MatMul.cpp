@@ -14,7 +14,7 @@ struct LowerMatMul : OpConversionPattern<top::MatMulOp> {
                   ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOpWithNewOp<tpu::MatMulOp>(
         op, op.getOutput().getType(), adaptor.getInput(), adaptor.getRight(),
-        adaptor.getBias(), op.getDoReluAttr());
+        adaptor.getBias(), /*quant=*/Value(), op.getDoReluAttr());
     return success();
   }
 };

@@ -1,8 +1,8 @@
 // RUN: tpuc-opt %s -mlir-print-debuginfo | tpuc-opt | FileCheck %s
 // Every Tpu op survives a print/parse round trip (and verifies).
 
-module attributes {top.weight_file = "w.npz", tpu.mode = "F32", tpu.chip = "tpu_edge"} {
-// CHECK: module attributes {{{.*}}tpu.chip = "tpu_edge", tpu.mode = "F32"
+module attributes {top.weight_file = "w.npz", tpu.mode = #tpu.mode<F32>, tpu.chip = "tpu_edge"} {
+// CHECK: module attributes {{{.*}}tpu.chip = "tpu_edge", tpu.mode = #tpu.mode<F32>
 // CHECK-LABEL: func.func @main
 func.func @main(%arg0: tensor<1x4x8x8xf32>, %arg1: tensor<2x8x8xf32>, %arg2: tensor<3xf32>) -> tensor<1x4x4x4xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("x")

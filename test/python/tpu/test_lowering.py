@@ -37,7 +37,7 @@ def _compare(module, inputs: dict, top_pipeline: str) -> dict:
     text = compiler.module_text(module)
     assert '"top.' not in text.replace('"top.Input"', "").replace(
         '"top.Weight"', "").replace('"top.None"', ""), text
-    assert 'tpu.mode = "F32"' in text
+    assert 'tpu.mode = #tpu.mode<F32>' in text
     tpu = compiler.interpret(module, inputs, all_tensors=True)
     common = sorted(set(top) & set(tpu))
     # Every Top tensor keeps its name through the lowering.

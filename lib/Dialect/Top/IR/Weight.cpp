@@ -3,7 +3,10 @@
 #include "tpuc/Support/OpHelpers.h"
 #include "tpuc/Support/WeightStore.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "tpuc/Chip/Float16.h"
 #include "llvm/ADT/StringSet.h"
+#include <cstring>
 
 using namespace mlir;
 using namespace tpuc;
@@ -48,7 +51,7 @@ LogicalResult WeightOp::verify() {
   return success();
 }
 
-FailureOr<WeightData> WeightOp::read() {
+FailureOr<WeightData> WeightOp::readTyped() {
   auto file = getWeightFile(*this);
   if (failed(file))
     return failure();
@@ -56,23 +59,53 @@ FailureOr<WeightData> WeightOp::read() {
   if (!data)
     return emitOpError() << llvm::toString(data.takeError());
   int64_t expect = numElements(getShape(getOutput()));
-  if (int64_t((*data)->size()) != expect)
+  if ((*data)->numElements() != expect)
     return emitOpError() << "weight '" << getOpName(*this) << "' has "
-                         << (*data)->size() << " elements, type needs "
+                         << (*data)->numElements() << " elements, type needs "
                          << expect;
   return *data;
+}
+
+FailureOr<std::shared_ptr<std::vector<float>>> WeightOp::read() {
+  auto data = readTyped();
+  if (failed(data))
+    return failure();
+  const NpyArray &arr = **data;
+  Type elem = getElementTypeOrSelf(getOutput().getType());
+  // bf16 has no numpy dtype: its bits are stored as uint16.
+  if (elem.isBF16() && arr.descr == "<u2") {
+    auto out = std::make_shared<std::vector<float>>(arr.numElements());
+    for (int64_t i = 0; i < arr.numElements(); ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, arr.data.data() + 2 * i, 2);
+      (*out)[i] = tpuc::chip::bf16ToF32(bits);
+    }
+    return out;
+  }
+  auto values = arr.toFloat();
+  if (!values)
+    return emitOpError() << "weight '" << getOpName(*this)
+                         << "': " << llvm::toString(values.takeError());
+  return std::make_shared<std::vector<float>>(std::move(*values));
+}
+
+WeightOp WeightOp::createTyped(OpBuilder &b, Operation *insertPoint,
+                               StringRef name, RankedTensorType type,
+                               NpyArray data) {
+  StringRef file = *getWeightFile(insertPoint);
+  data.shape.assign(type.getShape().begin(), type.getShape().end());
+  addWeight(file, name, std::move(data));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(insertPoint);
+  auto loc = NameLoc::get(b.getStringAttr(name));
+  return WeightOp::create(b, loc, type);
 }
 
 WeightOp WeightOp::createWithData(OpBuilder &b, Operation *insertPoint,
                                   StringRef name, RankedTensorType type,
                                   std::vector<float> data) {
-  StringRef file = *getWeightFile(insertPoint);
-  addWeight(file, name,
-            std::make_shared<std::vector<float>>(std::move(data)));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(insertPoint);
-  auto loc = NameLoc::get(b.getStringAttr(name));
-  return WeightOp::create(b, loc, type);
+  return createTyped(b, insertPoint, name, type,
+                     NpyArray::fromFloat(data, type.getShape()));
 }
 
 LogicalResult WeightOp::inference(InferenceParam &p) {

@@ -3,6 +3,8 @@
 // result type is exactly what the op computes.
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Dialect/Tpu/IR/TpuUtils.h"
+#include "tpuc/Dialect/Tpu/IR/QuantParams.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "tpuc/Interfaces/ShapeInterface.h"
 #include "tpuc/Interpreter/Kernels.h"
 #include "tpuc/Support/OpHelpers.h"
@@ -14,6 +16,9 @@ using namespace mlir;
 using namespace tpuc;
 
 namespace tpu {
+
+LogicalResult verifyInt8MacOperands(Operation *op, Value input, Value weight,
+                                    Value bias, Value quant, int64_t channels);
 
 /// Fails unless `op`'s result has `expect` as its shape.
 static LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expect) {
@@ -77,6 +82,9 @@ LogicalResult ConvOp::verify() {
   if (!isNone(getBias()) && numElements(getShape(getBias())) != f[0])
     return emitOpError() << "bias must have " << f[0] << " elements, got "
                          << numElements(getShape(getBias()));
+  if (failed(verifyInt8MacOperands(op, getInput(), getFilter(), getBias(),
+                                   getQuant(), f[0])))
+    return failure();
   auto s = getI64s(getStrides()), d = getI64s(getDilations()),
        p = getI64s(getPads());
   SmallVector<int64_t> out{in[0], f[0]};
@@ -107,6 +115,9 @@ LogicalResult MatMulOp::verify() {
   if (!isNone(getBias()) && numElements(getShape(getBias())) != b.back())
     return emitOpError() << "bias must have " << b.back() << " elements, got "
                          << numElements(getShape(getBias()));
+  if (failed(verifyInt8MacOperands(*this, getInput(), getRight(), getBias(),
+                                   getQuant(), 1)))
+    return failure();
   SmallVector<int64_t> out = *batch;
   out.push_back(a[a.size() - 2]);
   out.push_back(b.back());
@@ -472,6 +483,92 @@ LogicalResult InterpOp::verify() {
   if (out[0] != in[0] || out[1] != in[1])
     return emitOpError() << "resizes only H and W";
   return success();
+}
+
+} // namespace tpu
+
+//===----------------------------------------------------------------------===//
+// Quantized types
+//===----------------------------------------------------------------------===//
+
+namespace tpu {
+
+/// An INT8 activation type: per-tensor !quant.uniform with i8 storage.
+static bool isInt8Tensor(Type t) {
+  auto q = uniformType(t);
+  return q && q.getStorageTypeIntegralWidth() == 8 && q.isSigned();
+}
+
+static bool isIntegerTensor(Value v, unsigned width) {
+  return getElementTypeOrSelf(v.getType()).isInteger(width);
+}
+
+LogicalResult verifyInt8MacOperands(Operation *op, Value input, Value weight,
+                                    Value bias, Value quant, int64_t channels) {
+  bool q = isQuantized(op->getResult(0).getType());
+  if (!q) {
+    if (quant)
+      return op->emitOpError() << "has a 'quant' operand but a float result";
+    return success();
+  }
+  if (!isInt8Tensor(op->getResult(0).getType()) ||
+      !isInt8Tensor(input.getType()))
+    return op->emitOpError()
+           << "INT8 form needs i8 !quant.uniform input and result, got "
+           << input.getType() << " -> " << op->getResult(0).getType();
+  auto wt = getElementTypeOrSelf(weight.getType());
+  auto wq = dyn_cast<quant::QuantizedType>(wt);
+  if (!wq || wq.getStorageTypeIntegralWidth() != 8)
+    return op->emitOpError() << "INT8 form needs an i8-quantized weight, got "
+                             << weight.getType();
+  if (!isNone(bias) && !isIntegerTensor(bias, 32))
+    return op->emitOpError() << "INT8 form needs an i32 bias, got "
+                             << bias.getType();
+  if (!quant)
+    return op->emitOpError()
+           << "INT8 form needs a 'quant' operand of (multiplier, shift)";
+  auto qs = getShape(quant);
+  if (!isIntegerTensor(quant, 32) || qs.size() != 2 || qs[1] != 2 ||
+      (qs[0] != 1 && qs[0] != channels))
+    return op->emitOpError() << "'quant' must be i32 [1 or " << channels
+                             << ", 2], got " << quant.getType();
+  return success();
+}
+
+LogicalResult QuantCastOp::verify() {
+  Type in = getInput().getType(), out = getOutput().getType();
+  if (getShape(getInput()) != getShape(getOutput()))
+    return emitOpError() << "changes the shape: " << in << " -> " << out;
+  auto ok = [](Type t) {
+    Type e = getElementTypeOrSelf(t);
+    return isa<FloatType>(e) || isInt8Tensor(t);
+  };
+  if (!ok(in) || !ok(out))
+    return emitOpError() << "converts between float and i8 !quant.uniform "
+                         << "types only, got " << in << " -> " << out;
+  return success();
+}
+
+LogicalResult RequantOp::verify() {
+  if (!isInt8Tensor(getInput().getType()) ||
+      !isInt8Tensor(getOutput().getType()))
+    return emitOpError() << "needs i8 !quant.uniform input and result, got "
+                         << getInput().getType() << " -> "
+                         << getOutput().getType();
+  return verifyResultShape(*this, getShape(getInput()));
+}
+
+LogicalResult LutOp::verify() {
+  if (!isInt8Tensor(getInput().getType()) ||
+      !isInt8Tensor(getOutput().getType()))
+    return emitOpError() << "needs i8 !quant.uniform input and result, got "
+                         << getInput().getType() << " -> "
+                         << getOutput().getType();
+  if (numElements(getShape(getTable())) != 256 ||
+      !isIntegerTensor(getTable(), 8))
+    return emitOpError() << "table must be 256 i8 values, got "
+                         << getTable().getType();
+  return verifyResultShape(*this, getShape(getInput()));
 }
 
 } // namespace tpu

@@ -3,6 +3,8 @@
 // Tpu module reproduces the Top module's numbers.
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Dialect/Tpu/IR/TpuUtils.h"
+#include "tpuc/Dialect/Tpu/IR/QuantParams.h"
+#include "QuantInference.h"
 #include "tpuc/Interpreter/OpInference.h"
 #include "tpuc/Support/OpHelpers.h"
 #include <algorithm>
@@ -15,6 +17,8 @@ using namespace tpuc;
 namespace tpu {
 
 LogicalResult ConvOp::inference(InferenceParam &p) {
+  if (isQuantized(getOutput().getType()))
+    return convInt8(*this, p);
   auto in = getShape(getInput()), f = getShape(getFilter());
   auto s = getI64s(getStrides()), d = getI64s(getDilations()),
        pads = getI64s(getPads());
@@ -31,6 +35,8 @@ LogicalResult ConvOp::inference(InferenceParam &p) {
 }
 
 LogicalResult MatMulOp::inference(InferenceParam &p) {
+  if (isQuantized(getOutput().getType()))
+    return matmulInt8(*this, p);
   return matmulInference(*this, p);
 }
 
@@ -39,12 +45,18 @@ LogicalResult MatMulOp::inference(InferenceParam &p) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AddOp::inference(InferenceParam &p) {
+  if (isQuantized(getOutput().getType()))
+    return addSubInt8(*this, p, 1, getDoRelu());
   return binaryInference(*this, p, std::plus<float>());
 }
 LogicalResult SubOp::inference(InferenceParam &p) {
+  if (isQuantized(getOutput().getType()))
+    return addSubInt8(*this, p, -1, getDoRelu());
   return binaryInference(*this, p, std::minus<float>());
 }
 LogicalResult MulOp::inference(InferenceParam &p) {
+  if (isQuantized(getOutput().getType()))
+    return mulInt8(*this, p);
   return binaryInference(*this, p, std::multiplies<float>());
 }
 LogicalResult DivOp::inference(InferenceParam &p) {
@@ -170,6 +182,8 @@ LogicalResult MaxPoolOp::inference(InferenceParam &p) {
 }
 
 LogicalResult AvgPoolOp::inference(InferenceParam &p) {
+  if (isQuantized(getOutput().getType()))
+    return avgPoolInt8(*this, p);
   PoolParams params = poolParams(*this);
   params.countIncludePad = getCountIncludePad();
   avgPool2d(params, p.inputs[0], p.outputs[0]);

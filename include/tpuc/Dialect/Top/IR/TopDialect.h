@@ -11,6 +11,7 @@
 #include "tpuc/Interfaces/ShapeInterface.h"
 #include "tpuc/Interfaces/Traits.h"
 #include "tpuc/Dialect/Top/IR/TopTraits.h"
+#include "tpuc/Support/WeightStore.h"
 #include <memory>
 #include <vector>
 

@@ -36,12 +36,23 @@ def Top_WeightOp : Top_Op<"Weight", [Pure,
   let summary = "constant tensor read from the module's weight file";
   let description = [{
     The data is the array stored under this op's location name in the npz
-    file named by the enclosing module's `top.weight_file` attribute.
+    file named by the enclosing module's `top.weight_file` attribute, in the
+    element type of the result: f32, f16 (`<f2`), bf16 (its bits as `<u2`),
+    integers, or a quantized type's storage integers.
   }];
   let results = (outs AnyRankedTensor:$output);
   let extraClassDeclaration = [{
-    /// Reads the data (row-major float32) from the weight store.
+    /// Reads the values (row-major, as float32: quantized types give their
+    /// storage integers) from the weight store.
     mlir::FailureOr<std::shared_ptr<std::vector<float>>> read();
+    /// The stored array itself (typed bytes).
+    mlir::FailureOr<tpuc::WeightData> readTyped();
+    /// Creates a weight named `name` holding the typed array `data` (its
+    /// element count must match `type`).
+    static WeightOp createTyped(mlir::OpBuilder &b,
+                                mlir::Operation *insertPoint,
+                                llvm::StringRef name, mlir::RankedTensorType type,
+                                tpuc::NpyArray data);
     /// Creates a weight named `name` holding `data`, registered in the store
     /// of the module that encloses `insertPoint`.
     static WeightOp createWithData(mlir::OpBuilder &b,

@@ -12,6 +12,9 @@
 #include "tpuc/Interfaces/Traits.h"
 
 #include "tpuc/Dialect/Tpu/IR/TpuOpsDialect.h.inc"
+#include "tpuc/Dialect/Tpu/IR/TpuEnums.h.inc"
+#define GET_ATTRDEF_CLASSES
+#include "tpuc/Dialect/Tpu/IR/TpuAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h.inc"

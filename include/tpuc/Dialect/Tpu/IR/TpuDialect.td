@@ -12,6 +12,7 @@ def Tpu_Dialect : Dialect {
   }];
   let cppNamespace = "::tpu";
   let dependentDialects = ["::mlir::quant::QuantDialect"];
+  let useDefaultAttributePrinterParser = 1;
 }
 
 // Attributes without a dialect prefix must be the op's own (addresses and

@@ -1,6 +1,7 @@
 #ifndef TPUC_TPU_OPS
 #define TPUC_TPU_OPS
 include "tpuc/Dialect/Tpu/IR/TpuDialect.td"
+include "tpuc/Dialect/Tpu/IR/TpuEnums.td"
 include "tpuc/Interfaces/InferenceInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Dialect/Quant/IR/QuantBase.td"
@@ -22,9 +23,18 @@ def Tpu_ConvOp : Tpu_ComputeOp<"Conv"> {
   let description = [{
     NCHW input, OIHW filter (O x I/group x KH x KW), optional bias of O
     elements. `pads` = [top, left, bottom, right].
+
+    INT8 (quantized input and result, per-channel quantized filter, i32
+    bias): acc = sum(input * filter) + bias exactly in 32 bits with zero
+    padding (an input with a zero point is padded by a tpu.Pad first and
+    its zero point is folded into the bias), relu on acc, then
+    result = requantize(acc, multiplier[c], shift[c], zero point) where
+    `quant` is an i32 [O, 2] weight of (multiplier, shift) per channel
+    (QuantMath.h, half away from zero).
   }];
   let arguments = (ins
     Tpu_Tensor:$input, Tpu_Tensor:$filter, Tpu_TensorOrNone:$bias,
+    Optional<Tpu_Tensor>:$quant,
     I64ArrayAttr:$kernel_shape, I64ArrayAttr:$strides, I64ArrayAttr:$pads,
     I64ArrayAttr:$dilations,
     DefaultValuedAttr<I64Attr, "1">:$group,
@@ -36,8 +46,15 @@ def Tpu_ConvOp : Tpu_ComputeOp<"Conv"> {
 
 def Tpu_MatMulOp : Tpu_ComputeOp<"MatMul"> {
   let summary = "batched matmul [..., M, K] x [..., K, N] (+ bias on N)";
+  let description = [{
+    INT8 (quantized operands, zero point 0 on `right`, i32 bias): acc =
+    sum(input * right) + bias exactly in 32 bits (the lowering folds the
+    input's zero point into the bias of a constant `right`; a run-time
+    `right` needs a symmetric input), relu on acc, result = requantize(acc,
+    multiplier, shift, zero point) with `quant` an i32 [1, 2] weight.
+  }];
   let arguments = (ins Tpu_Tensor:$input, Tpu_Tensor:$right,
-                   Tpu_TensorOrNone:$bias,
+                   Tpu_TensorOrNone:$bias, Optional<Tpu_Tensor>:$quant,
                    DefaultValuedAttr<BoolAttr, "false">:$do_relu);
   let results = (outs Tpu_Tensor:$output);
   let hasVerifier = 1;
@@ -229,6 +246,42 @@ def Tpu_InterpOp : Tpu_ComputeOp<"Interp"> {
   }];
   let arguments = (ins Tpu_Tensor:$input, Tpu_Tensor:$height_matrix,
                    Tpu_Tensor:$width_matrix);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_QuantCastOp : Tpu_ComputeOp<"QuantCast"> {
+  let summary = "conversion between float and quantized element types";
+  let description = [{
+    Changes only the element type, keeping values as the types define them.
+    Quantize (float -> !quant.uniform<i8>): q = sat(round(f32(f32(x * inv) +
+    zp))) with inv = f32(1 / scale), rounding half away from zero.
+    Dequantize: y = f32(f32(q - zp) * f32(scale)), then rounded to the
+    result's float type (nearest even). Float -> float: nearest even.
+  }];
+  let arguments = (ins Tpu_Tensor:$input);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_RequantOp : Tpu_ComputeOp<"Requant"> {
+  let summary = "INT8 rescale from one quantized type to another";
+  let description = [{
+    result = requantize(input - zp_in, multiplier, shift, zp_out), with the
+    multiplier and shift derived from the two scales (QuantParams.h).
+  }];
+  let arguments = (ins Tpu_Tensor:$input);
+  let results = (outs Tpu_Tensor:$output);
+  let hasVerifier = 1;
+}
+
+def Tpu_LutOp : Tpu_ComputeOp<"Lut"> {
+  let summary = "INT8 function by a 256-entry table";
+  let description = [{
+    result[i] = table[uint8(input[i])]: the lowering tabulates a function of
+    the input's quantized values in the result's quantized type.
+  }];
+  let arguments = (ins Tpu_Tensor:$input, Tpu_Tensor:$table);
   let results = (outs Tpu_Tensor:$output);
   let hasVerifier = 1;
 }

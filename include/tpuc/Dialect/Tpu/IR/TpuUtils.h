@@ -70,23 +70,6 @@ inline int64_t windowedSize(int64_t in, int64_t padBegin, int64_t padEnd,
   return (in + padBegin + padEnd - window) / stride + 1;
 }
 
-/// Element types a Tpu module computes in (convert-top-to-tpu's `mode`).
-enum class LoweringMode { F32, F16, BF16, INT8 };
-
-inline llvm::StringRef stringifyLoweringMode(LoweringMode mode) {
-  switch (mode) {
-  case LoweringMode::F32:
-    return "F32";
-  case LoweringMode::F16:
-    return "F16";
-  case LoweringMode::BF16:
-    return "BF16";
-  case LoweringMode::INT8:
-    return "INT8";
-  }
-  return "?";
-}
-
 /// Module attributes set by convert-top-to-tpu.
 constexpr llvm::StringLiteral kModeAttr = "tpu.mode";
 constexpr llvm::StringLiteral kChipAttr = "tpu.chip";

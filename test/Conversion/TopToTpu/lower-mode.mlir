@@ -3,7 +3,7 @@
 // RUN: not tpuc-opt %s -convert-top-to-tpu="mode=INT8" 2>&1 | FileCheck %s --check-prefix=INT8
 // RUN: not tpuc-opt %s -convert-top-to-tpu="mode=F64" 2>&1 | FileCheck %s --check-prefix=BADMODE
 
-// CHECK: module attributes {tpu.chip = "tpu_cloud", tpu.mode = "F32"}
+// CHECK: module attributes {tpu.chip = "tpu_cloud", tpu.mode = #tpu.mode<F32>}
 // CHECK: "tpu.Active"(%{{.*}}) <{mode = "relu"}>
 // INT8: error: convert-top-to-tpu: mode INT8 is not implemented yet (supported: F32)
 // BADMODE: Cannot find option named 'F64'

@@ -1,7 +1,7 @@
 // RUN: tpuc-opt %s -convert-top-to-tpu | FileCheck %s
 
 // Each Top unary function becomes tpu.Active; Cast stays a Cast.
-// CHECK: module attributes {tpu.chip = "tpu_edge", tpu.mode = "F32"}
+// CHECK: module attributes {tpu.chip = "tpu_edge", tpu.mode = #tpu.mode<F32>}
 // CHECK-LABEL: func.func @unary
 // CHECK: "tpu.Active"(%{{.*}}) <{mode = "relu"}>
 // CHECK: "tpu.Active"(%{{.*}}) <{max = 6.000000e+00 : f64, mode = "relu"}>

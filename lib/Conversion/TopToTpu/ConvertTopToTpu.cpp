@@ -4,16 +4,17 @@
 #include "tpuc/Conversion/TopToTpu/TopToTpu.h"
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
-#include "tpuc/Dialect/Tpu/Transforms/Passes.h"
+#include "tpuc/Dialect/Tpu/IR/TpuUtils.h"
+#include "tpuc/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
 
-namespace tpu {
+namespace tpuc {
 #define GEN_PASS_DEF_CONVERTTOPTOTPU
-#include "tpuc/Dialect/Tpu/Transforms/Passes.h.inc"
+#include "tpuc/Conversion/Passes.h.inc"
 
 namespace {
 
@@ -24,9 +25,9 @@ struct ConvertTopToTpuPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    if (mode != LoweringMode::F32) {
+    if (mode != tpu::LoweringMode::F32) {
       module.emitError() << "convert-top-to-tpu: mode "
-                         << stringifyLoweringMode(mode)
+                         << tpu::stringifyLoweringMode(mode)
                          << " is not implemented yet (supported: F32)";
       return signalPassFailure();
     }
@@ -51,7 +52,7 @@ struct ConvertTopToTpuPass
       return signalPassFailure();
 
     ConversionTarget target(*ctx);
-    target.addLegalDialect<TpuDialect, func::FuncDialect>();
+    target.addLegalDialect<tpu::TpuDialect, func::FuncDialect>();
     target.addIllegalDialect<top::TopDialect>();
     target.addLegalOp<top::InputOp, top::WeightOp, top::NoneOp>();
     RewritePatternSet patterns(ctx);
@@ -63,7 +64,7 @@ struct ConvertTopToTpuPass
     // new type. Other reshapes stay: they carry tensor names the accuracy
     // tools compare, and canonicalize may fold them later.
     IRRewriter rewriter(ctx);
-    module.walk([&](ReshapeOp op) {
+    module.walk([&](tpu::ReshapeOp op) {
       auto weight = op.getInput().getDefiningOp<top::WeightOp>();
       if (!weight || !weight->hasOneUse())
         return;
@@ -74,11 +75,10 @@ struct ConvertTopToTpuPass
       rewriter.eraseOp(weight);
     });
 
-    module->setAttr(kModeAttr,
-                    StringAttr::get(ctx, stringifyLoweringMode(mode)));
-    module->setAttr(kChipAttr, StringAttr::get(ctx, chip));
+    module->setAttr(tpu::kModeAttr, tpu::LoweringModeAttr::get(ctx, mode));
+    module->setAttr(tpu::kChipAttr, StringAttr::get(ctx, chip));
   }
 };
 
 } // namespace
-} // namespace tpu
+} // namespace tpuc
