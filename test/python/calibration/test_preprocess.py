@@ -177,3 +177,13 @@ def test_transform_rejects_preprocessing_that_does_not_fit(tmp_path):
     onnx_path = zoo.export("mlp", tmp_path)
     with pytest.raises(ValueError, match="needs a 4-D input"):
         transform("mlp", onnx_path, tmp_path / "mlp.mlir", preprocess=Preprocess())
+
+
+def test_model_runner_interprets_an_image(image_model, tmp_path):
+    d, img = image_model
+    code, _, err = run_cli("model_runner", "--model", d / "cnn.mlir", "--input", img,
+                           "--output", tmp_path / "out.npz", "--dump_all_tensors")
+    assert code == 0, err
+    out, top = np.load(tmp_path / "out.npz"), np.load(d / "top.npz")
+    assert set(out.files) == set(top.files)
+    assert all(np.array_equal(out[k], top[k]) for k in top.files)
