@@ -129,31 +129,24 @@ def test_cli_empty_dataset(cnn, tmp_path):
     one_line_error(code, err, str(tmp_path / "empty"), "no .npz, .npy or image files")
 
 
-def test_cli_unreadable_image(cnn, tmp_path):
-    d = tmp_path / "images"
-    d.mkdir()
-    (d / "broken.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
-    code, _, err = run_cli("run_calibration", cnn[0], "--dataset", d, "-o", tmp_path / "t",
-                           "--no_progress")
-    one_line_error(code, err, str(d / "broken.jpg"), "cannot read the image")
+def write_broken_jpeg(path):
+    path.with_suffix(".jpg").write_bytes(b"\xff\xd8 not really a jpeg")
 
 
-def test_cli_sample_missing_an_input(cnn, tmp_path):
+@pytest.mark.parametrize("name, write, message", [
+    ("broken.jpg", write_broken_jpeg, "cannot read the image"),
+    ("a.npz", lambda p: np.savez(p, image=np.zeros((1, 3, 32, 32), np.float32)),
+     "has no array named 'input'"),
+    ("a.npy", lambda p: np.save(p, np.zeros((1, 3, 8, 8), np.float32)),
+     "has shape [1, 3, 8, 8] but the model expects [1, 3, 32, 32]"),
+])
+def test_cli_bad_sample_is_named(cnn, tmp_path, name, write, message):
     d = tmp_path / "ds"
     d.mkdir()
-    np.savez(d / "a.npz", image=np.zeros(cnn[2], np.float32))
+    write(d / name)
     code, _, err = run_cli("run_calibration", cnn[0], "--dataset", d, "-o", tmp_path / "t",
                            "--no_progress")
-    one_line_error(code, err, str(d / "a.npz"), "has no array named 'input'")
-
-
-def test_cli_sample_of_the_wrong_shape(cnn, tmp_path):
-    d = tmp_path / "ds"
-    d.mkdir()
-    np.save(d / "a.npy", np.zeros((1, 3, 8, 8), np.float32))
-    code, _, err = run_cli("run_calibration", cnn[0], "--dataset", d, "-o", tmp_path / "t",
-                           "--no_progress")
-    one_line_error(code, err, str(d / "a.npy"))
+    one_line_error(code, err, str(d / name), message)
 
 
 def test_cli_unknown_method(cnn, dataset, tmp_path):
