@@ -126,6 +126,8 @@ def calibrate(mlir: str | Path, dataset: str | Path, output: str | Path,
         raise CalibrationError(f"unknown method {method!r} (one of {', '.join(METHODS)})")
     if not 0 < percentile <= 100:
         raise CalibrationError(f"--percentile must be in (0, 100], got {percentile}")
+    if bins < DEFAULT_BINS:
+        raise CalibrationError(f"histograms need at least {DEFAULT_BINS} bins, got {bins}")
     mlir, output = Path(mlir), Path(output)
     files = dataset_files(dataset, input_num)
     ctx = compiler.make_context()

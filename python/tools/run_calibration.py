@@ -5,14 +5,14 @@
 Runs the Top interpreter over the dataset (``.npz`` / ``.npy`` / images),
 caches every tensor's |x| histogram (a re-run or another method reads the
 cache) and writes tpu-mlir's table format: ``name threshold min max``.
-Exit codes: 0 written, 1 bad input (one line on stderr).
+Exit codes: 0 written, 1 bad input (one line on stderr), 2 bad command line.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-from ..calibration import DEFAULT_BINS, DEFAULT_PERCENTILE, METHODS, CalibrationError, calibrate
+from ..calibration import DEFAULT_BINS, DEFAULT_PERCENTILE, METHODS, calibrate
 from ..compiler import CompileError
 from ._cli import setup_logging
 
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         r = calibrate(args.mlir, args.dataset, args.output, input_num=args.input_num,
                       method=args.method, percentile=args.percentile, bins=args.histogram_bins,
                       cache_dir=args.cache_dir, progress=not args.no_progress)
-    except (CalibrationError, CompileError, FileNotFoundError, OSError) as e:
+    except (CompileError, ValueError, OSError) as e:  # CalibrationError is a ValueError
         print(f"run_calibration.py: error: {str(e).splitlines()[0]}", file=sys.stderr)
         return 1
     source = "cached histograms" if r.from_cache else f"{r.samples} samples in {r.collect_seconds:.2f} s"
