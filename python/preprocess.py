@@ -182,10 +182,11 @@ class Preprocess:
                 raise FileNotFoundError(f"{path}: no such image file")
             try:
                 with Image.open(path) as img:
-                    return self.apply(img)
+                    img.load()  # decode now: a truncated file fails here
             except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
                 reason = str(e).splitlines()[0] if str(e) else type(e).__name__
                 raise ValueError(f"{path}: cannot read the image ({reason})") from None
+            return self.apply(img)
         if isinstance(image, np.ndarray):
             arr = image
             if arr.dtype != np.uint8:

@@ -108,10 +108,13 @@ def test_shape_checks(tmp_path):
         Preprocess(resize_dims=(4, 4), input_shape=(1, 3, 6, 8)).load(PIXELS)
 
 
-def test_unreadable_image(tmp_path):
+def test_unreadable_images(tmp_path):
     (tmp_path / "x.png").write_text("nope")
-    with pytest.raises(ValueError, match=r"x.png: cannot read the image"):
-        Preprocess(input_shape=(1, 3, 6, 8)).load(tmp_path / "x.png")
+    data = save(tmp_path, PIXELS, "full.png").read_bytes()
+    (tmp_path / "cut.png").write_bytes(data[:len(data) // 2])
+    for name in ("x.png", "cut.png"):
+        with pytest.raises(ValueError, match=rf"{name}: cannot read the image"):
+            Preprocess(input_shape=(1, 3, 6, 8)).load(tmp_path / name)
 
 
 # ----------------------------------------------------------------- through the flow
