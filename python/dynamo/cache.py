@@ -126,5 +126,8 @@ def lookup_or_compile(key: str, compile_fn: Callable[[Path], dict],
 
 
 def clear_memory() -> None:
-    """Forgets the in-memory entries (the disk cache stays)."""
+    """Forgets the in-memory entries (the disk cache stays) and zeroes the
+    statistics."""
     _MEMORY.clear()
+    STATS.compiles = STATS.memory_hits = STATS.disk_hits = 0
+    STATS.compile_seconds.clear()

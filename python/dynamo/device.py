@@ -56,7 +56,9 @@ class DeviceProgram:
         for spec in self.outputs:
             kind, dtype = spec["kind"], _DTYPES.get(spec.get("dtype"), torch.float32)
             if kind == "result":
+                # The chip has no 0-d tensors: give results the graph's shape.
                 t = torch.from_numpy(run.outputs[self.result_names[spec["index"]]])
+                t = t.reshape(spec["shape"]) if spec.get("shape") is not None else t
             elif kind == "input":
                 t = inputs[spec["index"]]
             elif kind == "const":
@@ -69,7 +71,8 @@ class DeviceProgram:
 
 
 def _output_entry(o: Output) -> dict:
-    return {"kind": o.kind, "index": o.index, "dtype": str(o.dtype) if o.dtype else None}
+    return {"kind": o.kind, "index": o.index, "dtype": str(o.dtype) if o.dtype else None,
+            "shape": o.shape}
 
 
 def compile_graph(gm: GraphModule, example_inputs: Sequence[torch.Tensor],

@@ -84,10 +84,12 @@ def fuse(gm: GraphModule, partitions: list[Partition]) -> GraphModule:
     fused = partitioner.fuse_partitions(partitions, prefix="tpu_")
     # The topological sort of the fusion may move constants (get_attr)
     # before the placeholders, which FX's code generation cannot handle.
+    placeholders = [n for n in fused.graph.nodes if n.op == "placeholder"]
     first = next(iter(fused.graph.nodes))
-    for p in [n for n in fused.graph.nodes if n.op == "placeholder"]:
-        if p is not first:
-            first.prepend(p)
+    if placeholders and placeholders[0] is not first:
+        first.prepend(placeholders[0])
+    for before, p in zip(placeholders, placeholders[1:]):
+        before.append(p)  # keeps the argument order
     fused.recompile()
     return fused
 

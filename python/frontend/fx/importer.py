@@ -33,6 +33,7 @@ class Output:
     index: int = -1
     tensor: torch.Tensor | None = None
     dtype: torch.dtype | None = None
+    shape: list[int] | None = None
 
 
 @dataclass
@@ -147,24 +148,21 @@ class FxImporter(TopBuilder):
             return Output("none")
         if not isinstance(arg, Node):
             raise self.fail(f"graph output {arg!r} is not a tensor")
-        dtype = _tensor_meta(arg).dtype if _tensor_meta(arg) is not None else None
-        if arg in inputs:
-            return Output("input", inputs.index(arg), dtype=dtype)
-        if arg in self.consts:
-            return Output("const", tensor=self.consts[arg], dtype=dtype)
+        meta = _tensor_meta(arg)
+        kw = dict(dtype=meta.dtype, shape=list(meta.shape)) if meta is not None else {}
         v = self.value(arg)
-        for i, r in enumerate(results):
-            if r == v:
-                return Output("result", i, dtype=dtype)
-        # A value that is an input or a weight under another name (identity ops).
+        # An output may be an input or a weight under another name (identity ops).
         for node, known in self.values.items():
             if known == v and node in inputs:
-                return Output("input", inputs.index(node), dtype=dtype)
+                return Output("input", inputs.index(node), **kw)
             if known == v and node in self.consts:
-                return Output("const", tensor=self.consts[node], dtype=dtype)
+                return Output("const", tensor=self.consts[node], **kw)
+        for i, r in enumerate(results):
+            if r == v:
+                return Output("result", i, **kw)
         results.append(v)
         self._result_names.append(arg.name)
-        return Output("result", len(results) - 1, dtype=dtype)
+        return Output("result", len(results) - 1, **kw)
 
     def _convert(self, node: Node) -> None:
         if node.target is operator.getitem:
