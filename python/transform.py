@@ -79,6 +79,13 @@ def transform(model_name: str, model_def: str | Path, mlir: str | Path,
               preprocess: Preprocess | None = None) -> TransformResult:
     """Imports `model_def`; `preprocess` (checked against the first input)
     is recorded in the top.mlir and applied to an image `test_input`."""
+    if Path(model_def).suffix == ".pt2":  # a torch.export program: the FX importer
+        if preprocess is not None or output_names:
+            raise ValueError(f"{model_def}: preprocessing and --output_names apply to "
+                             "ONNX models only")
+        from .frontend.fx.export import transform_pt2
+        return transform_pt2(model_name, model_def, mlir, input_shapes, test_input,
+                             test_result, excepts, tolerance)
     start = time.perf_counter()
     mlir = Path(mlir)
     out_dir = mlir.parent

@@ -21,8 +21,7 @@ from .. import compiler
 from .. import runtime as rt
 from ..deploy import deploy
 from ..frontend.fx import Output, import_graph
-from ..frontend.top_builder import write_weights
-from ..transform import TOP_PIPELINE
+from ..frontend.top_builder import save_top
 from . import cache
 
 log = logging.getLogger(__name__)
@@ -95,14 +94,8 @@ def compile_graph(gm: GraphModule, example_inputs: Sequence[torch.Tensor],
             entry["consts"] = "consts.pt"
         if not any(o.kind == "result" for o in imported.outputs):
             return entry
-        weight_file = directory / f"{name}_top_weights.npz"
-        write_weights(imported.module, imported.weights, weight_file)
-        with ctx:
-            compiler.save_module(imported.module, directory / f"{name}_origin.mlir")
-            compiler.run_pipeline(imported.module, TOP_PIPELINE)
-            compiler.save_weights(imported.module, weight_file)
-            compiler.save_module(imported.module, directory / f"{name}.mlir")
-        deploy(directory / f"{name}.mlir", "F32", chip, directory / f"{name}.bmodel")
+        mlir = save_top(imported.module, imported.weights, directory, name)
+        deploy(mlir, "F32", chip, directory / f"{name}.bmodel")
         entry["bmodel"] = f"{name}.bmodel"
         seconds = time.perf_counter() - start
         cache.STATS.compile_seconds.append(seconds)
