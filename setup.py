@@ -65,7 +65,7 @@ class CMakeBuild(build_ext):
             place_artifacts(dest, link=False)
 
 
-TOOLS = ["model_transform", "model_deploy", "model_runner", "npz_tool"]
+TOOLS = ["model_transform", "model_deploy", "model_runner", "npz_tool", "run_calibration"]
 
 setup(
     name="tpuc",
@@ -73,13 +73,16 @@ setup(
     description="MLIR-based ahead-of-time compiler toolchain for a TPU",
     python_requires=">=3.10",
     packages=["tpuc"] + ["tpuc." + p for p in
-                         ("frontend", "tools", "testing")],
+                         ("frontend", "frontend.fx", "dynamo", "tools", "testing",
+                          "calibration")],
     package_dir={"tpuc": "python"},
     # The extension is a placeholder that makes setuptools run CMakeBuild.
     ext_modules=[Extension("tpuc._cmake_build", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     entry_points={"console_scripts": [
         f"{t}.py = tpuc.tools.{t}:main" for t in TOOLS] + [
-        f"{t} = tpuc.tools.{t}:main" for t in TOOLS]},
+        f"{t} = tpuc.tools.{t}:main" for t in TOOLS],
+        # torch.compile(model, backend="tpuc")
+        "torch_dynamo_backends": ["tpuc = tpuc.dynamo:aot_backend"]},
     zip_safe=False,
 )

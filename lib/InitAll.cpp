@@ -2,6 +2,7 @@
 #include "tpuc/Backend/CodegenInterface.h"
 #include "tpuc/Backend/Passes.h"
 #include "tpuc/Conversion/Passes.h"
+#include "tpuc/Conversion/TopToTpu/Quantize.h"
 #include "tpuc/Dialect/Top/Transforms/Passes.h"
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -12,6 +13,7 @@ void tpuc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<top::TopDialect, tpu::TpuDialect, mlir::func::FuncDialect,
                   mlir::quant::QuantDialect>();
   tpuc::backend::registerCodegenExternalModels(registry);
+  tpuc::registerQuantizeExternalModels(registry);
 }
 
 void tpuc::registerAllPasses() {

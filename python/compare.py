@@ -31,6 +31,14 @@ Conventions
 * NaN or Inf on either side is a failure with a reason; so is a shape
   mismatch with a different element count.  A shape mismatch with the same
   element count is compared flattened and noted as ``reshaped``.
+* A quantized run (``calibration_table=``): every int8 target tensor the
+  table names is dequantized first, ``(q - zero_point) * scale`` with the
+  table's symmetric or asymmetric INT8 parameters
+  (:meth:`tpuc.calibration.CalibrationTable.qparams`), and noted as
+  ``dequantized``; an int8 tensor the table lacks is compared as it is and
+  noted.  The summary then names the layer whose cosine drops the most from
+  the previous compared row's (network order; the first row's predecessor
+  counts as 1.0; the first such row on ties): where quantization hurts.
 """
 
 from __future__ import annotations
@@ -50,6 +58,8 @@ try:  # bfloat16 is optional: only needed to decode bf16 dumps.
 except ImportError:  # pragma: no cover - ml_dtypes is a pinned dependency
     ml_dtypes = None
 
+from .calibration.table import CalibrationTable
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -61,6 +71,7 @@ __all__ = [
     "compare",
     "compare_arrays",
     "compare_npz",
+    "dequantize",
     "load_npz",
     "tensor_stats",
 ]
@@ -143,6 +154,20 @@ class CompareResult:
     only_in_target: list[str] = field(default_factory=list)
     only_in_reference: list[str] = field(default_factory=list)
     fail_on_missing: bool = False
+    dequantized: list[str] = field(default_factory=list)  # int8 target tensors dequantized
+
+    @property
+    def largest_drop(self) -> tuple[TensorComparison, float] | None:
+        """(row, previous cosine) of the first row whose cosine fell the most
+        from the previous compared row's; None when no cosine falls."""
+        prev, best, best_drop = 1.0, None, 0.0
+        for r in self.rows:
+            if math.isnan(r.cosine):
+                continue
+            if prev - r.cosine > best_drop:
+                best, best_drop = (r, prev), prev - r.cosine
+            prev = r.cosine
+        return best
 
     @property
     def failures(self) -> list[TensorComparison]:
@@ -168,6 +193,9 @@ class CompareResult:
             f"{len(self.only_in_reference)} only in reference (tolerance cos>={self.tolerance.cosine:g}, "
             f"euclid>={self.tolerance.euclid:g})"
         )
+        drop = self.largest_drop if self.dequantized else None
+        if drop is not None:
+            text += f"; largest cosine drop: {drop[0].name} ({drop[1]:.6f} -> {drop[0].cosine:.6f})"
         first = self.first_failure
         if first is not None:
             text += f"; first failure: {first.name}" + (f" ({first.reason})" if first.reason else "")
@@ -304,21 +332,53 @@ def compare_arrays(
     return row
 
 
+def dequantize(
+    tensors: Mapping[str, np.ndarray], table: CalibrationTable, asymmetric: bool = False
+) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+    """(tensors with every int8 one the table names as float64
+    ``(q - zp) * scale``, the names dequantized, int8 names not in the table)."""
+    out, done, missing = dict(tensors), [], []
+    for name, arr in tensors.items():
+        if arr.dtype != np.int8:
+            continue
+        if name not in table:
+            missing.append(name)
+            continue
+        scale, zp = table.qparams(name, asymmetric)
+        out[name] = (arr.astype(np.float64) - zp) * scale
+        done.append(name)
+    return out, done, missing
+
+
 def compare(
     target: Mapping[str, np.ndarray] | str | os.PathLike,
     reference: Mapping[str, np.ndarray] | str | os.PathLike,
     tolerance: Tolerance = Tolerance(),
     excepts: Iterable[str] = (),
     fail_on_missing: bool = False,
+    calibration_table: CalibrationTable | None = None,
+    asymmetric: bool = False,
 ) -> CompareResult:
     """Compare two sets of named tensors (dicts or ``.npz`` paths).
 
     ``reference`` defines the row order (network order).  Names in
     ``excepts`` become SKIP rows.  Keys on one side only are listed in the
-    result; with ``fail_on_missing`` they also become FAIL rows.
+    result; with ``fail_on_missing`` they also become FAIL rows.  With a
+    ``calibration_table``, int8 target tensors are dequantized first (module
+    doc).
     """
     tgt = _as_dict(target)
     ref = _as_dict(reference)
+    dequantized: list[str] = []
+    not_in_table: set[str] = set()
+    if calibration_table is not None:
+        tgt, dequantized, missing = dequantize(tgt, calibration_table, asymmetric)
+        not_in_table = set(missing)
+        if missing:
+            logger.warning("int8 tensors not in the calibration table, compared as they are: %s",
+                           ", ".join(missing))
+    notes = {**{n: "dequantized" for n in dequantized},
+             **{n: "int8, not in the calibration table" for n in not_in_table}}
     excepts = set(excepts)
     unknown = sorted(excepts - tgt.keys() - ref.keys())
     if unknown:
@@ -337,6 +397,8 @@ def compare(
                                              dtype_reference=str(r.dtype), reason="missing in target"))
             continue
         row = compare_arrays(name, tgt[name], r, tolerance)
+        if name in notes:
+            row.reason = "; ".join(filter(None, (row.reason, notes[name])))
         logger.debug("%s: %s cos=%.6f euclid=%.6f sqnr=%.2fdB %s", name, row.status, row.cosine,
                      row.euclid, row.sqnr_db, row.reason)
         rows.append(row)
@@ -348,7 +410,8 @@ def compare(
                     for n in only_in_target)
     if only_in_target or only_in_reference:
         logger.info("%d tensors only in target, %d only in reference", len(only_in_target), len(only_in_reference))
-    return CompareResult(rows, tolerance, only_in_target, only_in_reference, fail_on_missing)
+    return CompareResult(rows, tolerance, only_in_target, only_in_reference, fail_on_missing,
+                         dequantized)
 
 
 def compare_npz(target_path: str | os.PathLike, reference_path: str | os.PathLike, **kwargs) -> CompareResult:

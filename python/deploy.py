@@ -27,6 +27,7 @@ import numpy as np
 from . import compiler
 from . import runtime as rt
 from .compare import CompareResult, Tolerance, compare, load_npz
+from .preprocess import Preprocess
 from .transform import load_inputs
 
 log = logging.getLogger(__name__)
@@ -140,6 +141,7 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
     ctx = compiler.make_context()
     with ctx:
         module = compiler.load_module(mlir_path, ctx)
+        preprocess = Preprocess.from_module(module)  # for an image test_input
         compiler.run_pipeline(module, f"convert-top-to-tpu{{mode={quantize} chip={chip}}},"
                                       "canonicalize")
         tpu_mlir = out_dir / f"{name}_tpu.mlir"
@@ -154,7 +156,7 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
 
     model = rt.Model(model_path)
     names = [s.name for s in model.inputs]
-    inputs = (load_inputs(test_input, names) if test_input is not None else
+    inputs = (load_inputs(test_input, names, preprocess) if test_input is not None else
               {s.name: np.zeros(s.shape, s.numpy_dtype) for s in model.inputs})
     t0 = time.perf_counter()
     run = model.run(inputs, dump_all_tensors=test_input is not None)

@@ -20,6 +20,7 @@ from . import compiler
 from .compare import CompareResult, Tolerance, compare
 from .frontend.onnx_importer import import_onnx, write_top
 from .frontend.onnx_reference import run_reference
+from .preprocess import Preprocess, is_image, module_inputs
 
 log = logging.getLogger(__name__)
 
@@ -37,17 +38,30 @@ class TransformResult:
     seconds: float = 0.0
 
 
-def load_inputs(path: str | Path, input_names: list[str]) -> dict[str, np.ndarray]:
-    """Test inputs from an .npz (keyed by input name) or an .npy (one input)."""
+def load_inputs(path: str | Path, input_names: list[str],
+                preprocess: Preprocess | None = None) -> dict[str, np.ndarray]:
+    """Inputs from an .npz (keyed by input name), an .npy (one input) or an
+    image file (one input, through `preprocess`, which must carry the input's
+    shape: e.g. `Preprocess.from_module`). Arrays pass through untouched."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such test input file")
-    if path.suffix == ".npy":
+    if path.suffix.lower() == ".npy" or is_image(path):
         if len(input_names) != 1:
-            raise ValueError(f"{path}: an .npy gives one input but the model has "
+            raise ValueError(f"{path}: gives one input but the model has "
                              f"{len(input_names)}: {input_names}")
-        return {input_names[0]: np.load(path)}
-    with np.load(path) as data:
+        if path.suffix.lower() == ".npy":
+            return {input_names[0]: np.load(path)}
+        if preprocess is None:
+            raise ValueError(f"{path}: an image input needs the model's preprocessing")
+        return {input_names[0]: preprocess.load(path)}
+    try:
+        data = np.load(path)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: not an .npz, .npy or image file ({e})") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path}: not an .npz archive")
+    with data:
         missing = [n for n in input_names if n not in data]
         if missing:
             raise ValueError(f"{path}: has no array named '{missing[0]}' "
@@ -61,7 +75,17 @@ def transform(model_name: str, model_def: str | Path, mlir: str | Path,
               test_result: str | Path | None = None,
               output_names: list[str] | None = None,
               excepts: tuple[str, ...] = (),
-              tolerance: Tolerance = Tolerance(0.99, 0.99)) -> TransformResult:
+              tolerance: Tolerance = Tolerance(0.99, 0.99),
+              preprocess: Preprocess | None = None) -> TransformResult:
+    """Imports `model_def`; `preprocess` (checked against the first input)
+    is recorded in the top.mlir and applied to an image `test_input`."""
+    if Path(model_def).suffix == ".pt2":  # a torch.export program: the FX importer
+        if preprocess is not None or output_names:
+            raise ValueError(f"{model_def}: preprocessing and --output_names apply to "
+                             "ONNX models only")
+        from .frontend.fx.export import transform_pt2
+        return transform_pt2(model_name, model_def, mlir, input_shapes, test_input,
+                             test_result, excepts, tolerance)
     start = time.perf_counter()
     mlir = Path(mlir)
     out_dir = mlir.parent
@@ -71,6 +95,11 @@ def transform(model_name: str, model_def: str | Path, mlir: str | Path,
     ctx = compiler.make_context()
     imported = import_onnx(model_def, model_name, ctx, input_shapes, output_names)
     module = imported.module
+    first_shape = module_inputs(module)[0][1] if imported.input_names else None
+    if preprocess is not None:
+        preprocess.check_shape(first_shape)
+        preprocess = preprocess.bind(first_shape)
+        preprocess.record(module)
     write_top(imported, weight_file)
     with ctx:
         compiler.save_module(module, out_dir / f"{model_name}_origin.mlir")
@@ -84,7 +113,8 @@ def transform(model_name: str, model_def: str | Path, mlir: str | Path,
     log.info("wrote %s and %s", mlir, weight_file)
 
     if test_input is not None:
-        inputs = load_inputs(test_input, imported.input_names)
+        inputs = load_inputs(test_input, imported.input_names,
+                             preprocess or Preprocess(input_shape=first_shape))
         # onnxruntime wants the model's own input dtypes (e.g. int64 indices).
         feeds = {vi.name: inputs[vi.name].astype(
                      tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type))

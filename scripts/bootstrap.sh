@@ -22,6 +22,16 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   python -m pip install -q --disable-pip-version-check -r requirements.txt
   echo "$want" > "$stamp"
 fi
+# Test models of the PyTorch frontend: torchvision's pure-Python model
+# definitions and transformers' BERT. torchvision's wheel declares a CUDA
+# torch build's libraries, so it goes in without dependencies (its C
+# extension stays unloaded); torch stays the CPU build of requirements.txt.
+if ! python -c 'import importlib.metadata as m; assert m.version("torchvision") == "0.28.0"
+assert m.version("transformers") == "5.23.0"' 2>/dev/null; then
+  echo "[tpuc] installing torchvision and transformers (test models)"
+  python -m pip install -q --disable-pip-version-check --no-deps torchvision==0.28.0
+  python -m pip install -q --disable-pip-version-check transformers==5.23.0
+fi
 # Configures build/ once, then rebuilds only what changed (Ninja), and links
 # the built Python modules into the editable package.
 echo "[tpuc] building C++ (CMake + Ninja) and installing tpuc (editable)"

@@ -13,6 +13,7 @@ included), so frontends convert data at the boundary.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -36,6 +37,26 @@ def write_weights(module: ir.Module, weights: dict[str, np.ndarray], weight_file
     with module.context:
         module.operation.attributes[compiler.WEIGHT_FILE_ATTR] = \
             ir.StringAttr.get(str(weight_file))
+
+
+def save_top(module: ir.Module, weights: dict[str, np.ndarray], directory, name: str,
+             mlir=None) -> Path:
+    """The import stage's files: `<name>_top_weights.npz`, `<name>_origin.mlir`
+    (as imported) and the cleaned-up top.mlir (`mlir`, default
+    `<name>.mlir`), whose weight file holds exactly what it uses."""
+    from ..transform import TOP_PIPELINE  # transform imports the frontends
+
+    directory = Path(directory)
+    mlir = Path(mlir) if mlir else directory / f"{name}.mlir"
+    weight_file = directory / f"{name}_top_weights.npz"
+    write_weights(module, weights, weight_file)
+    with module.context:
+        compiler.save_module(module, directory / f"{name}_origin.mlir")
+        compiler.run_pipeline(module, TOP_PIPELINE)
+        # Canonicalization may make new weights (BatchNorm folded into Conv).
+        compiler.save_weights(module, weight_file)
+        compiler.save_module(module, mlir)
+    return mlir
 
 
 class TopBuilder:

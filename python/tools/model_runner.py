@@ -4,9 +4,12 @@ interpreter of its dialect (Top or Tpu).
     model_runner.py --model net.bmodel --input in.npz --output out.npz \
         [--dump_all_tensors] [--trace trace.json]
     model_runner.py --model net_tpu.mlir --input in.npz --output out.npz
+    model_runner.py --model net.mlir --input cat.jpg --output out.npz
 
-Inputs are read from an .npz whose keys are the network's input names;
-outputs (and with --dump_all_tensors every named intermediate tensor) are
+Inputs are read from an .npz whose keys are the network's input names; an
+.mlir also takes an .npy or an image file (through the preprocessing
+model_transform.py recorded in it).
+Outputs (and with --dump_all_tensors every named intermediate tensor) are
 written to the output .npz. bf16 tensors are stored as float32 in the .npz.
 Prints the cycle counts of the timing model. Exits non-zero with a one-line
 error on bad input.
@@ -42,10 +45,10 @@ def run_model(model: str, input_npz: str, output_npz: Optional[str] = None,
         raise ValueError(f"unsupported model file {model!r} (expected .bmodel or .mlir)")
     if not Path(input_npz).is_file():
         raise FileNotFoundError(f"input file not found: {input_npz}")
+    if path.suffix == ".mlir":
+        return _run_mlir(path, input_npz, output_npz, dump_all_tensors)
     with np.load(input_npz) as data:
         arrays: Dict[str, np.ndarray] = {k: data[k] for k in data.files}
-    if path.suffix == ".mlir":
-        return _run_mlir(path, arrays, output_npz, dump_all_tensors)
     m = runtime.Model(path)
     names = [s.name for s in m.input_specs(net)]
     missing = [n for n in names if n not in arrays]
@@ -64,13 +67,18 @@ def run_model(model: str, input_npz: str, output_npz: Optional[str] = None,
     return result
 
 
-def _run_mlir(path: Path, arrays: Dict[str, np.ndarray], output_npz: Optional[str],
+def _run_mlir(path: Path, input_file: str, output_npz: Optional[str],
               dump_all_tensors: bool) -> Dict[str, np.ndarray]:
-    """Interprets an .mlir; returns (and writes) its tensors."""
+    """Interprets an .mlir on an .npz / .npy / image input (images through
+    the module's recorded preprocessing); returns (and writes) its tensors."""
     from tpuc import compiler
+    from tpuc.preprocess import Preprocess, module_inputs
+    from tpuc.transform import load_inputs
 
     ctx = compiler.make_context()
     module = compiler.load_module(path, ctx)
+    arrays = load_inputs(input_file, [n for n, _ in module_inputs(module)],
+                         Preprocess.from_module(module))
     with ctx:
         tensors = compiler.interpret(module, arrays, all_tensors=dump_all_tensors)
     if output_npz:

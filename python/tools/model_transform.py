@@ -7,6 +7,7 @@ import sys
 
 from ..compiler import CompileError
 from ..frontend.errors import FrontendError
+from ..preprocess import CHANNEL_FORMATS, PIXEL_FORMATS, Preprocess
 from ..transform import transform
 from ._cli import add_compare_args, names_list, print_comparison, setup_logging
 
@@ -24,15 +25,44 @@ def _shapes(text: str) -> list[list[int]]:
     return value
 
 
+def _numbers(kind):
+    def parse(text: str):
+        try:
+            return [kind(v) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"bad list '{text}' (e.g. 1,2,3)") from None
+    return parse
+
+
+PREPROCESS_FLAGS = ("mean", "scale", "pixel_format", "channel_format", "resize_dims")
+
+
+def preprocess_from_args(args: argparse.Namespace) -> Preprocess | None:
+    """The Preprocess the flags ask for; None when no flag is given."""
+    given = {k: getattr(args, k) for k in PREPROCESS_FLAGS if getattr(args, k) is not None}
+    if not given and not args.keep_aspect_ratio:
+        return None
+    return Preprocess(**given, keep_aspect_ratio=args.keep_aspect_ratio)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="model_transform.py", description=__doc__)
     p.add_argument("--model_name", required=True, help="name used for output files")
     p.add_argument("--model_def", required=True, help="the .onnx model")
     p.add_argument("--input_shapes", type=_shapes, help="e.g. [[1,3,224,224]]")
-    p.add_argument("--test_input", help=".npz (keys = input names) or .npy")
+    p.add_argument("--test_input", help=".npz (keys = input names), .npy or an image file")
     p.add_argument("--test_result", help="write the Top interpreter's tensors here")
     p.add_argument("--mlir", required=True, help="output top.mlir")
     p.add_argument("--output_names", type=names_list, help="comma-separated outputs")
+    g = p.add_argument_group("preprocessing (recorded in the top.mlir, applied to image inputs)")
+    g.add_argument("--mean", type=_numbers(float), help="per-channel mean, e.g. 123.675,116.28,103.53")
+    g.add_argument("--scale", type=_numbers(float), help="per-channel scale, e.g. 0.0171,0.0175,0.0174")
+    g.add_argument("--pixel_format", choices=list(PIXEL_FORMATS), help="default rgb")
+    g.add_argument("--channel_format", choices=list(CHANNEL_FORMATS), help="default nchw")
+    g.add_argument("--resize_dims", type=_numbers(int),
+                   help="h,w to resize images to before the center crop (default: the input's)")
+    g.add_argument("--keep_aspect_ratio", action="store_true",
+                   help="resize keeping the aspect ratio, pad with zeros")
     add_compare_args(p)
     return p
 
@@ -41,10 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.verbose)
     try:
+        preprocess = preprocess_from_args(args)
         result = transform(args.model_name, args.model_def, args.mlir,
                            input_shapes=args.input_shapes, test_input=args.test_input,
                            test_result=args.test_result, output_names=args.output_names,
-                           excepts=tuple(args.excepts), tolerance=args.tolerance)
+                           excepts=tuple(args.excepts), tolerance=args.tolerance,
+                           preprocess=preprocess)
     except (FrontendError, CompileError, ValueError, FileNotFoundError) as e:
         print(f"model_transform.py: error: {e}", file=sys.stderr)
         return 1

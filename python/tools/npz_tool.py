@@ -2,11 +2,14 @@
 """npz_tool: inspect and compare tensor dumps of the tpuc pipeline stages.
 
     npz_tool.py compare TARGET.npz REFERENCE.npz [--tolerance 0.99,0.90] [--excepts a,b] [-v] [--plot out.png]
+                        [--calibration_table T [--asymmetric]]
     npz_tool.py dump X.npz [names...]
     npz_tool.py plot TARGET.npz REFERENCE.npz -o out.png
 
 Rows follow REFERENCE's key order (network order), so the first FAIL row is the
-first divergent layer.  Exit codes: 0 all compared tensors within tolerance,
+first divergent layer.  With ``--calibration_table`` the int8 tensors of a
+quantized run are dequantized by the table first and the summary names the
+layer whose cosine drops the most.  Exit codes: 0 all compared tensors within tolerance,
 1 some tensor below tolerance, 2 bad input.
 """
 
@@ -18,6 +21,7 @@ import math
 import sys
 from typing import Sequence
 
+from tpuc.calibration.table import CalibrationTable, TableError
 from tpuc.compare import CompareResult, NpzError, Status, TensorComparison, Tolerance, compare, load_npz, tensor_stats
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
@@ -110,8 +114,12 @@ def plot_result(result: CompareResult, out_path: str, title: str = "") -> None:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     tolerance = _parse_tolerance(args.tolerance)
+    if args.asymmetric and not args.calibration_table:
+        raise _UsageError("--asymmetric needs --calibration_table")
+    table = CalibrationTable.load(args.calibration_table) if args.calibration_table else None
     result = compare(load_npz(args.target), load_npz(args.reference), tolerance=tolerance,
-                     excepts=_split_names(args.excepts), fail_on_missing=args.fail_on_missing)
+                     excepts=_split_names(args.excepts), fail_on_missing=args.fail_on_missing,
+                     calibration_table=table, asymmetric=args.asymmetric)
     rows = result.rows if args.verbose else result.failures
     if rows:
         print(format_table(rows))
@@ -164,6 +172,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="print every row, not only failures")
     p.add_argument("--fail-on-missing", action="store_true", help="treat keys present on one side only as failures")
     p.add_argument("--plot", metavar="OUT.png", help="also write the per-layer plot")
+    p.add_argument("--calibration_table", metavar="T",
+                   help="dequantize the target's int8 tensors by this table ((q - zp) * scale)")
+    p.add_argument("--asymmetric", action="store_true",
+                   help="the table's asymmetric INT8 parameters (default symmetric)")
     p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("dump", help="shape, dtype and statistics per tensor")
@@ -185,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
-    except (_UsageError, NpzError) as exc:
+    except (_UsageError, NpzError, TableError) as exc:
         print(f"npz_tool.py: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as exc:  # e.g. plot output directory missing

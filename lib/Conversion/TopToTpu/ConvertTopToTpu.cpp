@@ -6,6 +6,8 @@
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Dialect/Tpu/IR/TpuUtils.h"
 #include "tpuc/Conversion/Passes.h"
+#include "tpuc/Conversion/TopToTpu/Quantize.h"
+#include "tpuc/Support/WeightStore.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/IR/PatternMatch.h"
@@ -22,15 +24,14 @@ struct ConvertTopToTpuPass
     : impl::ConvertTopToTpuBase<ConvertTopToTpuPass> {
   using Base::Base;
 
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerQuantizeExternalModels(registry);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    if (mode != tpu::LoweringMode::F32) {
-      module.emitError() << "convert-top-to-tpu: mode "
-                         << tpu::stringifyLoweringMode(mode)
-                         << " is not implemented yet (supported: F32)";
-      return signalPassFailure();
-    }
     if (chip.empty()) {
       module.emitError() << "convert-top-to-tpu: chip must not be empty";
       return signalPassFailure();
@@ -49,6 +50,23 @@ struct ConvertTopToTpuPass
       return WalkResult::advance();
     });
     if (shapes.wasInterrupted())
+      return signalPassFailure();
+
+    // The types first: bad tables fail before anything changes.
+    llvm::StringSet<> topNames;
+    module.walk([&](Operation *op) {
+      if (isa<top::TopDialect>(op->getDialect()) && !isa<top::WeightOp>(op))
+        if (std::string name = tpuc::getOpName(op); !name.empty())
+          topNames.insert(name);
+    });
+    LoweringTypes::Options options;
+    options.mode = mode;
+    options.fallback = fallback;
+    options.calibrationTable = calibrationTable;
+    options.quantizeTable = quantizeTable;
+    options.asymmetric = asymmetric;
+    auto types = LoweringTypes::create(module, options, topNames);
+    if (failed(types))
       return signalPassFailure();
 
     ConversionTarget target(*ctx);
@@ -73,6 +91,14 @@ struct ConvertTopToTpuPass
                                            op.getOutput().getType());
       rewriter.replaceOp(op, retyped.getOutput());
       rewriter.eraseOp(weight);
+    });
+
+    if (failed(quantizeModule(module, *types)))
+      return signalPassFailure();
+    // Float weights replaced by typed ones are gone from the graph.
+    module.walk([](top::WeightOp w) {
+      if (w->use_empty())
+        w->erase();
     });
 
     module->setAttr(tpu::kModeAttr, tpu::LoweringModeAttr::get(ctx, mode));

@@ -31,10 +31,9 @@ func.func @slice(%arg0: tensor<2x10x6xf32>) -> (tensor<2x3x3xf32>, tensor<1x10x6
   return %1, %2 : tensor<2x3x3xf32>, tensor<1x10x6xf32>
 }
 
-// Constant indices are wrapped at lowering time into a new weight; already
-// non-negative ones are kept.
+// Constant indices are wrapped at lowering time into a new weight (the old
+// one, now unused, is dropped); already non-negative ones are kept.
 // CHECK-LABEL: func.func @gather
-// CHECK: "top.Weight"() : () -> tensor<3xf32> loc(#[[LIDX:loc[0-9]*]])
 // CHECK: %[[P:.*]] = "top.Weight"() : () -> tensor<2xf32> loc(#[[LP:loc[0-9]*]])
 // CHECK: %[[I:.*]] = "top.Weight"() : () -> tensor<3xf32> loc(#[[LI:loc[0-9]*]])
 // CHECK: "tpu.Gather"(%{{.*}}, %[[I]]) <{axis = 1 : i64}> : (tensor<2x3x4xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
@@ -60,4 +59,3 @@ func.func @pad_upsample(%arg0: tensor<1x2x3x3xf32>) -> tensor<1x2x14x15xf32> {
 }
 // CHECK-DAG: #[[LI]] = loc("g_tpu_indices")
 // CHECK-DAG: #[[LP]] = loc("pos")
-// CHECK-DAG: #[[LIDX]] = loc("idx")

@@ -221,11 +221,11 @@ def test_tpu_gather_rejects_bad_runtime_index(bad, text):
         compiler.interpret(module, inputs)
 
 
-def test_unimplemented_mode():
+def test_int8_needs_a_table():
     ctx = compiler.make_context()
     module = compiler.parse_module("module {}", ctx)
-    with pytest.raises(compiler.CompileError, match="mode BF16 is not implemented yet"):
-        compiler.run_pipeline(module, "convert-top-to-tpu{mode=BF16}")
+    with pytest.raises(compiler.CompileError, match="mode INT8 needs a calibration table"):
+        compiler.run_pipeline(module, "convert-top-to-tpu{mode=INT8}")
 
 
 # ----------------------------------------------------------------- zoo models

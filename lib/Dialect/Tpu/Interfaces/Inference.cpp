@@ -70,9 +70,10 @@ LogicalResult MinOp::inference(InferenceParam &p) {
 }
 
 LogicalResult ActiveOp::inference(InferenceParam &p) {
-  const float *x = p.inputs[0];
-  float *y = p.outputs[0];
-  int64_t n = resultElements(*this);
+  return evaluate(p.inputs[0], p.outputs[0], resultElements(*this));
+}
+
+LogicalResult ActiveOp::evaluate(const float *x, float *y, int64_t n) {
   auto map = [&](auto f) {
     unaryMap(x, y, n, f);
     return success();

@@ -87,6 +87,11 @@ def Tpu_ActiveOp : Tpu_ComputeOp<"Active"> {
     x * hard_sigmoid(x) with alpha 1/6 and beta 1/2 (ONNX HardSwish).
     A mode's attributes are required and other modes must not carry them.
   }];
+  let extraClassDeclaration = [{
+    /// y[i] = the function of x[i] (f32), for the interpreter and for the
+    /// INT8 lowering's tables.
+    ::mlir::LogicalResult evaluate(const float *x, float *y, int64_t n);
+  }];
   let arguments = (ins Tpu_Tensor:$input, StrAttr:$mode,
                    OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max,
                    OptionalAttr<F64Attr>:$exponent,
