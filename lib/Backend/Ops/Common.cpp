@@ -22,21 +22,10 @@ FailureOr<Tensor> getTensor(CodegenContext &ctx, Value v) {
 }
 
 FailureOr<DType> floatComputeType(CodegenContext &ctx, ArrayRef<unsigned> skip) {
-  Operation *op = ctx.op();
-  DType t = chipDType(op->getResult(0).getType());
-  for (OpOperand &o : op->getOpOperands()) {
-    if (isNone(o.get()) || llvm::is_contained(skip, o.getOperandNumber()))
-      continue;
-    if (chipDType(o.get().getType()) != t) {
-      ctx.error() << "codegen needs operands and result of one element type, "
-                  << "got " << o.get().getType() << " and "
-                  << op->getResult(0).getType();
-      return failure();
-    }
-  }
-  if (!isFloat(t)) {
-    ctx.error() << "codegen supports float tensors only (F32 mode), got "
-                << op->getResult(0).getType();
+  auto t = storageType(ctx, skip);
+  if (succeeded(t) && !isFloat(*t)) {
+    ctx.error() << "codegen supports float tensors only here, got "
+                << ctx.op()->getResult(0).getType();
     return failure();
   }
   return t;
@@ -98,6 +87,27 @@ FailureOr<MacTypes> macTypes(CodegenContext &ctx, Value weight, Value bias) {
               << ", " << weight.getType() << ", " << bias.getType() << " -> "
               << op->getResult(0).getType();
   return failure();
+}
+
+void storeMacResult(CodegenContext &ctx, const MacTypes &types,
+                    const MacEpilogue &ep, const Operand &dst, LBuf &accBuf,
+                    const Operand &acc, LBuf *qBuf, LBuf *tableBuf) {
+  if (!types.quantized()) {
+    ctx.store(dst, accBuf, acc);
+    return;
+  }
+  // Dense, whatever view of its buffer the accumulator is.
+  Operand q = lmemTensor(qBuf->addr, acc.shape[0], acc.shape[1], acc.shape[2],
+                         acc.shape[3], types.out);
+  Operand table;
+  if (tableBuf)
+    table = lmemTensor(tableBuf->addr, 1, acc.shape[1], 1, 2, DType::INT32);
+  SmallVector<LBuf *, 3> bufs{&accBuf, qBuf};
+  if (tableBuf)
+    bufs.push_back(tableBuf);
+  emitRequant([&](const Instruction &i) { return ctx.tiu(i, bufs); }, q, acc,
+              ep.rq, tableBuf ? &table : nullptr);
+  ctx.store(dst, *qBuf, q);
 }
 
 uint32_t emitRequant(function_ref<uint32_t(const Instruction &)> emit,

@@ -83,6 +83,14 @@ struct MacEpilogue {
 };
 mlir::FailureOr<MacEpilogue> macEpilogue(CodegenContext &ctx, mlir::Value quant,
                                          const MacTypes &types);
+/// Ends a MAC op's output tile: a quantized accumulator `acc` (in accBuf)
+/// is requantized into the INT8 tile qBuf (per channel by the table in
+/// tableBuf, if any) and that is stored; otherwise `acc` itself is (the
+/// GDMA narrows an F32 accumulator to `dst`'s dtype).
+void storeMacResult(CodegenContext &ctx, const MacTypes &types,
+                    const MacEpilogue &ep, const chip::Operand &dst,
+                    LBuf &accBuf, const chip::Operand &acc, LBuf *qBuf,
+                    LBuf *tableBuf = nullptr);
 /// dst (INT32) = (src - zp) * m, exactly: the rescaled operand of INT8
 /// Add/Sub/Mul/AvgPool/Requant.
 void emitRescale(llvm::function_ref<uint32_t(const chip::Instruction &)> emit,

@@ -365,23 +365,13 @@ LogicalResult ConvModel::codegen(Operation *operation,
     // The INT8 relu limit is in the result's type already (the lowering's).
     if (relu && limit >= 0 && !quant)
       ctx.tiu(makeBinaryScalar(BinaryOp::Min, outL, outL, limit), {o});
-    Operand result = outL;
-    LBuf *rb = o;
-    if (quant) {
-      result = lmemTensor(qo->addr, sp.nT, t.oc, sp.ohT, OW, types.out);
-      Operand table = lmemTensor(qt->addr, 1, t.oc, 1, 2, DType::INT32);
-      emitRequant([&](const Instruction &inst) {
-                    return ctx.tiu(inst, {o, qt, qo});
-                  },
-                  result, outL, epilogue->rq,
-                  epilogue->table ? &table : nullptr);
-      rb = qo;
-    }
     // The store narrows an F32 accumulator to the result's dtype.
-    ctx.store(ddrOperand(out->addr + ((sp.n0 * OC + t.o0) * OH + sp.oh0) * OW * oes,
-                         {sp.nT, t.oc, sp.ohT, OW}, {OC * OH * OW, OH * OW, OW, 1},
-                         types.out),
-              *rb, result);
+    storeMacResult(
+        ctx, types, *epilogue,
+        ddrOperand(out->addr + ((sp.n0 * OC + t.o0) * OH + sp.oh0) * OW * oes,
+                   {sp.nT, t.oc, sp.ohT, OW}, {OC * OH * OW, OH * OW, OW, 1},
+                   types.out),
+        *o, outL, qo, epilogue->table ? qt : nullptr);
   }
   return success();
 }

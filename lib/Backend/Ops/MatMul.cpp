@@ -72,7 +72,6 @@ LogicalResult rowTimesWeight(tpu::MatMulOp op, CodegenContext &ctx,
   const int64_t L = ctx.lanes(), ies = dtypeSize(ty.in),
                 wes = dtypeSize(ty.weight), bes = dtypeSize(ty.bias),
                 oes = dtypeSize(ty.out);
-  const bool quant = ty.quantized();
   // Sums over K tiles and the bias add stay F32 for F16/BF16 results.
   const int64_t es = std::max({ies, wes, bes, int64_t(4)});
   const int64_t K = x.shape.back(), N = out.shape.back();
@@ -157,17 +156,10 @@ LogicalResult rowTimesWeight(tpu::MatMulOp op, CodegenContext &ctx,
                          lmemTensor(bb->addr, 1, n, 1, 1, ty.bias),
                          op.getDoRelu()),
               {bb, o});
-    Operand result = outL;
-    LBuf *rb = o;
-    if (quant) {
-      result = lmemTensor(qo->addr, 1, n, 1, 1, ty.out);
-      emitRequant([&](const Instruction &inst) { return ctx.tiu(inst, {o, qo}); },
-                  result, outL, ep.rq);
-      rb = qo;
-    }
-    ctx.store(ddrOperand(out.addr + ni * nT * oes, {1, n, 1, 1}, {N, 1, 1, 1},
-                         ty.out),
-              *rb, result);
+    storeMacResult(ctx, ty, ep,
+                   ddrOperand(out.addr + ni * nT * oes, {1, n, 1, 1},
+                              {N, 1, 1, 1}, ty.out),
+                   *o, outL, qo);
   }
   return success();
 }
@@ -322,18 +314,11 @@ LogicalResult outputStationary(tpu::MatMulOp op, CodegenContext &ctx,
             {l, r, bb, o});
     if (!last)
       continue;
-    Operand result = outL;
-    LBuf *rb = o;
-    if (quant) {
-      result = lmemTensor(qo->addr, 1, m, 1, n, ty.out);
-      emitRequant([&](const Instruction &inst) { return ctx.tiu(inst, {o, qo}); },
-                  result, outL, ep.rq);
-      rb = qo;
-    }
     // Store each finished N tile right away so stores overlap compute.
-    ctx.store(ddrOperand(out.addr + (s.m * mT * N + s.n * nT) * oes,
-                         {1, m, 1, n}, {M * N, N, N, 1}, ty.out),
-              *rb, result);
+    storeMacResult(ctx, ty, ep,
+                   ddrOperand(out.addr + (s.m * mT * N + s.n * nT) * oes,
+                              {1, m, 1, n}, {M * N, N, N, 1}, ty.out),
+                   *o, outL, qo);
   }
   return success();
 }
@@ -532,18 +517,11 @@ LogicalResult MatMulModel::codegen(Operation *operation,
             {l, r, bb, o});
     if (!last)
       continue;
-    Operand result = outL;
-    LBuf *rb = o;
-    if (quant) {
-      result = lmemTensor(qo->addr, 1, m, 1, n, ty.out);
-      emitRequant([&](const Instruction &inst) { return ctx.tiu(inst, {o, qo}); },
-                  result, outL, ep->rq);
-      rb = qo;
-    }
     // Output rows of batch b: folded batches are rows of M.
     uint64_t addr = out->addr + (s.b * M * N + s.m * mT * N + s.n * nT) * oes;
-    ctx.store(ddrOperand(addr, {1, m, 1, n}, {M * N, N, N, 1}, ty.out), *rb,
-              result);
+    storeMacResult(ctx, ty, *ep,
+                   ddrOperand(addr, {1, m, 1, n}, {M * N, N, N, 1}, ty.out), *o,
+                   outL, qo);
   }
   return success();
 }

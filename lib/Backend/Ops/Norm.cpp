@@ -70,10 +70,12 @@ struct ChunkOps {
 /// chunk for the last pass.
 LogicalResult
 streamRowChunks(CodegenContext &ctx, uint64_t inAddr, uint64_t outAddr,
-                int64_t O, int64_t D, int64_t I, DType t,
+                int64_t O, int64_t D, int64_t I, DType io,
                 ArrayRef<uint64_t> vecAddrs,
                 function_ref<void(const Chunk &, ChunkOps &)> compute) {
-  const int64_t L = ctx.lanes(), es = dtypeSize(t);
+  // `io` in DDR; F16/BF16 chunks and statistics are F32 in LMEM.
+  const DType t = wideFloat(io);
+  const int64_t L = ctx.lanes(), es = dtypeSize(t), ies = dtypeSize(io);
   const int64_t nv = int64_t(vecAddrs.size());
   const int64_t budget = int64_t(ctx.lmemFree()) / es - (10 + 2 * nv) * 64 / es;
   auto need = [&](int64_t o, int64_t d, int64_t i) {
@@ -117,8 +119,8 @@ streamRowChunks(CodegenContext &ctx, uint64_t inAddr, uint64_t outAddr,
                            std::min(dT, D - c * dT), i, std::min(iT, I - i),
                            pass, c, nC});
   auto view = [&](uint64_t base, const Chunk &k) {
-    return ddrOperand(base + ((k.o0 * D + k.d0) * I + k.i0) * es,
-                      {1, k.o, k.d, k.i}, {O * D * I, D * I, I, 1}, t);
+    return ddrOperand(base + ((k.o0 * D + k.d0) * I + k.i0) * ies,
+                      {1, k.o, k.d, k.i}, {O * D * I, D * I, I, 1}, io);
   };
   std::vector<ChunkOps> ops(steps.size());
   auto loadStep = [&](size_t n) {
@@ -137,8 +139,8 @@ streamRowChunks(CodegenContext &ctx, uint64_t inAddr, uint64_t outAddr,
         Operand vl = lmemTensor(b->addr, 1, 1, k.d, k.i, t);
         if (fresh)
           ctx.load(*b, vl,
-                   ddrOperand(vecAddrs[v] + (k.d0 * I + k.i0) * es,
-                              {1, 1, k.d, k.i}, {D * I, D * I, I, 1}, t));
+                   ddrOperand(vecAddrs[v] + (k.d0 * I + k.i0) * ies,
+                              {1, 1, k.d, k.i}, {D * I, D * I, I, 1}, io));
         c.vecs.push_back(vl);
         c.bufs.push_back(b);
       }
@@ -190,8 +192,11 @@ struct LayerNormModel
             I = numElements(shape.drop_front(axis));
     if (O * I == 0)
       return success();
+    // F16/BF16 intermediates stay F32 in LMEM (loads and the store
+    // convert), so the result rounds once.
+    const DType lt = wideFloat(*dtype);
     const int64_t L = ctx.lanes(), es = dtypeSize(*dtype);
-    const int64_t budget = int64_t(ctx.lmemFree()) / es - 10 * 64;
+    const int64_t budget = int64_t(ctx.lmemFree()) / dtypeSize(lt) - 10 * 64;
     int64_t oT, iT;
     auto need = [&](int64_t o, int64_t i) {
       return ceilDiv(o, L) * (5 * i + 2) + 2 * i;
@@ -237,19 +242,19 @@ struct LayerNormModel
     enum { kIn, kOut, kTmp, kMean, kVar, kW, kB };
     std::array<int64_t, 4> row{1, oT, 1, I}, stat{1, oT, 1, 1},
         vec{1, 1, 1, I};
-    if (failed(pipe.addGroup(ctx, ctx.lmemBytes(row, *dtype), 2)) ||
-        failed(pipe.addGroup(ctx, ctx.lmemBytes(row, *dtype), 2)) ||
-        failed(pipe.addGroup(ctx, ctx.lmemBytes(row, *dtype), 1)) ||
-        failed(pipe.addGroup(ctx, ctx.lmemBytes(stat, *dtype), 1)) ||
-        failed(pipe.addGroup(ctx, ctx.lmemBytes(stat, *dtype), 1)) ||
-        failed(pipe.addGroup(ctx, ctx.lmemBytes(vec, *dtype), 1)) ||
-        failed(pipe.addGroup(ctx, ctx.lmemBytes(vec, *dtype), 1)))
+    if (failed(pipe.addGroup(ctx, ctx.lmemBytes(row, lt), 2)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes(row, lt), 2)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes(row, lt), 1)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes(stat, lt), 1)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes(stat, lt), 1)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes(vec, lt), 1)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes(vec, lt), 1)))
       return failure();
     LBuf *tmp = pipe.acquire(kTmp, 0).first, *mean = pipe.acquire(kMean, 0).first,
          *var = pipe.acquire(kVar, 0).first, *w = pipe.acquire(kW, 0).first,
          *b = pipe.acquire(kB, 0).first;
-    Operand wL = lmemTensor(w->addr, 1, 1, 1, I, *dtype),
-            bL = lmemTensor(b->addr, 1, 1, 1, I, *dtype);
+    Operand wL = lmemTensor(w->addr, 1, 1, 1, I, lt),
+            bL = lmemTensor(b->addr, 1, 1, 1, I, lt);
     if (hasW)
       ctx.load(*w, wL, ddrOperand(wAddr, {1, 1, 1, I}, {I, I, I, 1}, *dtype));
     if (hasB)
@@ -262,7 +267,7 @@ struct LayerNormModel
     auto loadStep = [&](size_t k) {
       int64_t o0 = starts[k], o = std::min(oT, O - o0);
       LBuf *x = pipe.acquire(kIn, int64_t(k)).first;
-      ctx.load(*x, lmemTensor(x->addr, 1, o, 1, I, *dtype),
+      ctx.load(*x, lmemTensor(x->addr, 1, o, 1, I, lt),
                ddrOperand(in->addr + o0 * I * es, {1, o, 1, I}, {O * I, I, I, 1},
                           *dtype));
       bufs[k] = {x, pipe.acquire(kOut, int64_t(k)).first};
@@ -273,11 +278,11 @@ struct LayerNormModel
         loadStep(k + 1);
       int64_t o0 = starts[k], o = std::min(oT, O - o0);
       auto [x, y] = bufs[k];
-      Operand xL = lmemTensor(x->addr, 1, o, 1, I, *dtype),
-              yL = lmemTensor(y->addr, 1, o, 1, I, *dtype),
-              tL = lmemTensor(tmp->addr, 1, o, 1, I, *dtype),
-              mL = lmemTensor(mean->addr, 1, o, 1, 1, *dtype),
-              vL = lmemTensor(var->addr, 1, o, 1, 1, *dtype);
+      Operand xL = lmemTensor(x->addr, 1, o, 1, I, lt),
+              yL = lmemTensor(y->addr, 1, o, 1, I, lt),
+              tL = lmemTensor(tmp->addr, 1, o, 1, I, lt),
+              mL = lmemTensor(mean->addr, 1, o, 1, 1, lt),
+              vL = lmemTensor(var->addr, 1, o, 1, 1, lt);
       SmallVector<LBuf *> all{x, y, tmp, mean, var, w, b};
       ctx.tiu(makeReduce(chip::ReduceMode::Mean, mL, xL, 3), all);
       ctx.tiu(makeBinary(BinaryOp::Sub, tL, xL, mL), all);
@@ -313,8 +318,11 @@ struct SoftmaxModel
             I = numElements(shape.drop_front(axis + 1));
     if (O * D * I == 0)
       return success();
+    // F16/BF16 intermediates stay F32 in LMEM (loads and the store
+    // convert), so the result rounds once.
+    const DType lt = wideFloat(*dtype);
     const int64_t L = ctx.lanes(), es = dtypeSize(*dtype);
-    const int64_t budget = int64_t(ctx.lmemFree()) / es - 6 * 64;
+    const int64_t budget = int64_t(ctx.lmemFree()) / dtypeSize(lt) - 6 * 64;
     auto need = [&](int64_t o, int64_t i) {
       return ceilDiv(o, L) * (4 * D * i + 2 * i);
     };
@@ -341,10 +349,10 @@ struct SoftmaxModel
           });
     Pipeline pipe;
     enum { kIn, kOut, kMax, kSum };
-    if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, D, iT}, *dtype), 2)) ||
-        failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, D, iT}, *dtype), 2)) ||
-        failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, *dtype), 1)) ||
-        failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, *dtype), 1)))
+    if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, D, iT}, lt), 2)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, D, iT}, lt), 2)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, lt), 1)) ||
+        failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, lt), 1)))
       return failure();
     LBuf *mx = pipe.acquire(kMax, 0).first, *sum = pipe.acquire(kSum, 0).first;
     struct Step {
@@ -363,7 +371,7 @@ struct SoftmaxModel
       LBuf *x = pipe.acquire(kIn, int64_t(k)).first;
       Operand src = view(s);
       src.addr = in->addr + (s.o0 * D * I + s.i0) * es;
-      ctx.load(*x, lmemTensor(x->addr, 1, s.o, D, s.i, *dtype), src);
+      ctx.load(*x, lmemTensor(x->addr, 1, s.o, D, s.i, lt), src);
       bufs[k] = {x, pipe.acquire(kOut, int64_t(k)).first};
     };
     loadStep(0);
@@ -372,10 +380,10 @@ struct SoftmaxModel
         loadStep(k + 1);
       const Step &s = steps[k];
       auto [x, y] = bufs[k];
-      Operand xL = lmemTensor(x->addr, 1, s.o, D, s.i, *dtype),
-              yL = lmemTensor(y->addr, 1, s.o, D, s.i, *dtype),
-              mL = lmemTensor(mx->addr, 1, s.o, 1, s.i, *dtype),
-              sL = lmemTensor(sum->addr, 1, s.o, 1, s.i, *dtype);
+      Operand xL = lmemTensor(x->addr, 1, s.o, D, s.i, lt),
+              yL = lmemTensor(y->addr, 1, s.o, D, s.i, lt),
+              mL = lmemTensor(mx->addr, 1, s.o, 1, s.i, lt),
+              sL = lmemTensor(sum->addr, 1, s.o, 1, s.i, lt);
       SmallVector<LBuf *> all{x, y, mx, sum};
       ctx.tiu(makeReduce(chip::ReduceMode::Max, mL, xL, 2), all);
       ctx.tiu(makeBinary(BinaryOp::Sub, yL, xL, mL), all);

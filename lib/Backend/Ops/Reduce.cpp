@@ -55,8 +55,10 @@ LogicalResult ReduceModel::codegen(Operation *operation,
     return ctx.copy(DdrView::dense(out->addr, {in->numElements()}, *dtype),
                     DdrView::dense(in->addr, {in->numElements()}, *dtype));
 
+  // F16/BF16 partial results stay F32 in LMEM: the result rounds once.
+  const DType t = wideFloat(*dtype);
   const int64_t L = ctx.lanes(), es = dtypeSize(*dtype);
-  const int64_t budget = int64_t(ctx.lmemFree()) / es - 6 * 64;
+  const int64_t budget = int64_t(ctx.lmemFree()) / dtypeSize(t) - 6 * 64;
   int64_t oT = std::min(O, L), rT = R, iT = I;
   auto need = [&](int64_t o, int64_t r, int64_t i) {
     int64_t slots = ceilDiv(o, L);
@@ -107,16 +109,16 @@ LogicalResult ReduceModel::codegen(Operation *operation,
                          std::min(rT, R - r), tile});
   Pipeline pipe;
   enum { kIn, kOut, kTmp };
-  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, rT, iT}, *dtype), 2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, *dtype), 2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, *dtype), 1)))
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, rT, iT}, t), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, t), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, t), 1)))
     return failure();
   LBuf *tmp = pipe.acquire(kTmp, 0).first;
   SmallVector<std::array<LBuf *, 2>> bufs(steps.size());
   auto loadStep = [&](size_t k) {
     const Step &s = steps[k];
     LBuf *x = pipe.acquire(kIn, int64_t(k)).first;
-    ctx.load(*x, lmemTensor(x->addr, 1, s.o, s.r, s.i, *dtype),
+    ctx.load(*x, lmemTensor(x->addr, 1, s.o, s.r, s.i, t),
              ddrOperand(in->addr + ((s.o0 * R + s.r0) * I + s.i0) * es,
                         {1, s.o, s.r, s.i}, {O * R * I, R * I, I, 1}, *dtype));
     bufs[k] = {x, pipe.acquire(kOut, s.tile).first};
@@ -127,12 +129,12 @@ LogicalResult ReduceModel::codegen(Operation *operation,
       loadStep(k + 1);
     const Step &s = steps[k];
     auto [x, o] = bufs[k];
-    Operand xL = lmemTensor(x->addr, 1, s.o, s.r, s.i, *dtype);
-    Operand oL = lmemTensor(o->addr, 1, s.o, 1, s.i, *dtype);
+    Operand xL = lmemTensor(x->addr, 1, s.o, s.r, s.i, t);
+    Operand oL = lmemTensor(o->addr, 1, s.o, 1, s.i, t);
     if (s.r0 == 0) {
       ctx.tiu(makeReduce(first, oL, xL, 2), {x, o});
     } else {
-      Operand tL = lmemTensor(tmp->addr, 1, s.o, 1, s.i, *dtype);
+      Operand tL = lmemTensor(tmp->addr, 1, s.o, 1, s.i, t);
       ctx.tiu(makeReduce(first, tL, xL, 2), {x, tmp});
       ctx.tiu(makeBinary(combine, oL, oL, tL), {o, tmp});
     }

@@ -103,14 +103,20 @@ def compile_and_run(net: Net, outputs, chip: str, tmp: Path) -> Outcome:
     return Outcome(ref, got, r.stats, m)
 
 
-def check_exact(net: Net, outputs, chip: str, tmp: Path) -> Outcome:
-    """Every named tensor of the cmodel equals the Tpu interpreter's bit for
-    bit (quantized tensors as their storage integers)."""
+def _run_named(net: Net, outputs, chip: str, tmp: Path):
+    """Compiles and runs; the outcome and the tensor names both sides have."""
     o = compile_and_run(net, outputs, chip, tmp)
     names = [n for n in o.ref if n in o.got]
     assert names, "no tensor to compare"
     for out in outputs:
         assert out[1:] in o.got, f"output {out} missing from the cmodel run"
+    return o, names
+
+
+def check_exact(net: Net, outputs, chip: str, tmp: Path) -> Outcome:
+    """Every named tensor of the cmodel equals the Tpu interpreter's bit for
+    bit (quantized tensors as their storage integers)."""
+    o, names = _run_named(net, outputs, chip, tmp)
     for n in names:
         r, g = o.ref[n].ravel(), o.got[n].ravel()
         assert r.shape == g.shape, n
@@ -122,11 +128,7 @@ def check_exact(net: Net, outputs, chip: str, tmp: Path) -> Outcome:
 
 def check(net: Net, outputs, chip: str, tmp: Path, rel_tol: float = REL_TOL) -> Outcome:
     """Every named tensor of the cmodel matches the Tpu interpreter."""
-    o = compile_and_run(net, outputs, chip, tmp)
-    names = [n for n in o.ref if n in o.got]
-    assert names, "no tensor to compare"
-    for out in outputs:
-        assert out[1:] in o.got, f"output {out} missing from the cmodel run"
+    o, names = _run_named(net, outputs, chip, tmp)
     for n in names:
         r = o.ref[n].astype(np.float64).ravel()
         g = o.got[n].astype(np.float64).ravel()
