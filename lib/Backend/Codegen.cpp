@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringSet.h"
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 namespace tpuc {
 namespace backend {
@@ -72,6 +73,28 @@ void packWeight(const std::vector<float> &data, DType t, uint8_t *out) {
   }
 }
 
+/// A weight's elements (row-major) as chip dtype `t`: the stored bytes when
+/// they already are (INT8 weights, INT32 biases and multipliers beyond
+/// float precision), else converted from its values.
+FailureOr<std::vector<uint8_t>> weightBytes(top::WeightOp w, DType t) {
+  auto typed = w.readTyped();
+  if (failed(typed))
+    return failure();
+  const NpyArray &a = **typed;
+  static const std::pair<DType, const char *> kDescr[] = {
+      {DType::F32, "<f4"},  {DType::F16, "<f2"},  {DType::BF16, "<u2"},
+      {DType::INT8, "|i1"}, {DType::UINT8, "|u1"}, {DType::INT32, "<i4"}};
+  for (auto [dt, descr] : kDescr)
+    if (dt == t && a.descr == descr)
+      return std::vector<uint8_t>(a.data.begin(), a.data.end());
+  auto data = w.read();
+  if (failed(data))
+    return failure();
+  std::vector<uint8_t> out((*data)->size() * chip::dtypeSize(t));
+  packWeight(**data, t, out.data());
+  return out;
+}
+
 chip::TensorInfo tensorInfo(const std::string &name, Value v, uint64_t addr) {
   chip::TensorInfo info;
   info.name = name;
@@ -119,40 +142,45 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
     bm.producer = "tpuc tpu-codegen";
     Block &body = func.getBody().front();
 
-    // Weight blob.
+    // Weight blob: each weight's elements in the order its users' layouts
+    // ask for, stored as the chip dtype of its type.
     bm.weights.assign(*wsize, 0);
     for (auto w : body.getOps<top::WeightOp>()) {
       auto addr = ddrAddr(w.getOutput());
       if (!addr)
         continue;
-      auto data = w.read();
-      if (failed(data))
+      DType t = chipDType(w.getOutput().getType());
+      auto bytes = weightBytes(w, t);
+      if (failed(bytes))
         return failure();
-      std::optional<std::vector<float>> laid;
+      const size_t es = chip::dtypeSize(t), n = bytes->size() / es;
+      std::vector<int64_t> identity(n);
+      std::iota(identity.begin(), identity.end(), 0);
+      std::optional<std::vector<int64_t>> order;
       Operation *first = nullptr;
       for (OpOperand &use : w.getOutput().getUses()) {
         auto cg = dyn_cast<CodegenInterface>(use.getOwner());
         if (!cg)
           continue;
-        std::vector<float> copy = **data;
-        if (failed(cg.layoutWeight(use.getOperandNumber(), copy)))
+        std::vector<int64_t> o = identity;
+        if (failed(cg.layoutWeight(use.getOperandNumber(), o)))
           return failure();
-        if (!laid) {
-          laid = std::move(copy);
+        if (!order) {
+          order = std::move(o);
           first = use.getOwner();
-        } else if (*laid != copy) {
+        } else if (*order != o) {
           return w.emitOpError()
                  << "is used in two different layouts (by '"
                  << first->getName() << "' and '"
                  << use.getOwner()->getName() << "')";
         }
       }
-      if (!laid)
-        laid = **data;
-      DType t = chipDType(w.getOutput().getType());
-      if (*addr + laid->size() * chip::dtypeSize(t) > bm.weights.size())
+      if (*addr + bytes->size() > bm.weights.size())
         return w.emitOpError() << "lies outside the weight region";
-      packWeight(*laid, t, bm.weights.data() + *addr);
+      uint8_t *dst = bm.weights.data() + *addr;
+      for (size_t i = 0; i < n; ++i)
+        std::memcpy(dst + i * es, bytes->data() + (order ? (*order)[i] : i) * es,
+                    es);
     }
 
     chip::Network net;

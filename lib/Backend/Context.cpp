@@ -2,8 +2,10 @@
 #include "tpuc/Backend/Codegen.h"
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
 #include "tpuc/Support/OpHelpers.h"
+#include "tpuc/Support/WeightStore.h"
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include <algorithm>
+#include <cstring>
 #include <cassert>
 #include <tuple>
 
@@ -410,9 +412,44 @@ FailureOr<std::vector<float>> CodegenContext::constant(Value v) {
   return **data;
 }
 
+FailureOr<std::vector<int64_t>> CodegenContext::intConstant(Value v) {
+  auto w = v.getDefiningOp<top::WeightOp>();
+  if (!w)
+    return error() << "needs a constant (top.Weight) operand here";
+  auto data = w.readTyped();
+  if (failed(data))
+    return failure();
+  const NpyArray &a = **data;
+  std::vector<int64_t> out(a.numElements());
+  auto each = [&](auto tag) {
+    using T = decltype(tag);
+    for (size_t i = 0; i < out.size(); ++i) {
+      T x;
+      std::memcpy(&x, a.data.data() + i * sizeof(T), sizeof(T));
+      out[i] = int64_t(x);
+    }
+  };
+  if (a.descr == "<i4")
+    each(int32_t());
+  else if (a.descr == "<i8")
+    each(int64_t());
+  else if (a.descr == "|i1")
+    each(int8_t());
+  else if (a.descr == "|u1")
+    each(uint8_t());
+  else
+    return error() << "needs an integer constant, got numpy dtype '" << a.descr
+                   << "'";
+  return out;
+}
+
 //===----------------------------------------------------------------------===//
 // Tiling and streaming
 //===----------------------------------------------------------------------===//
+
+static std::array<int64_t, 4> denseStrides4(std::array<int64_t, 4> s) {
+  return {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
+}
 
 SmallVector<Tile> tile4D(std::array<int64_t, 4> s, int64_t maxPerLane,
                          uint32_t lanes) {
@@ -449,16 +486,37 @@ LogicalResult streamElementwise(CodegenContext &ctx,
                                 std::array<int64_t, 4> outStrides,
                                 ArrayRef<StreamInput> ins, DType dtype,
                                 unsigned numTemps,
-                                function_ref<void(StreamTile &)> compute) {
+                                function_ref<void(StreamTile &)> compute,
+                                const StreamOptions &opts) {
   if (llvm::any_of(shape, [](int64_t d) { return d == 0; }))
     return success();
   const int64_t es = dtypeSize(dtype);
+  auto inType = [&](size_t k) {
+    return k < opts.inTypes.size() && opts.inTypes[k] != DType::Invalid
+               ? opts.inTypes[k]
+               : dtype;
+  };
+  const DType tempType =
+      opts.tempType == DType::Invalid ? dtype : opts.tempType;
   ctx.freeAll();
+  SmallVector<LBuf> consts;
+  for (const StreamConst &c : opts.consts) {
+    auto b = ctx.alloc(ctx.lmemBytes(c.shape, c.dtype));
+    if (!b)
+      return ctx.error() << "local memory exhausted while tiling";
+    ctx.load(*b, lmemTensor(b->addr, c.shape[0], c.shape[1], c.shape[2],
+                            c.shape[3], c.dtype),
+             ddrOperand(c.addr, c.shape, denseStrides4(c.shape), c.dtype));
+    consts.push_back(*b);
+  }
   // Double-buffered output and inputs; temporaries are TIU-only, so one copy.
+  int64_t bytesPerElem = 2 * es + int64_t(numTemps) * dtypeSize(tempType);
+  for (size_t k = 0; k < ins.size(); ++k)
+    bytesPerElem += 2 * dtypeSize(inType(k));
   int64_t nbuf = 2 + 2 * int64_t(ins.size()) + numTemps;
-  int64_t perLane = int64_t(ctx.lmemFree()) / es / nbuf;
   // Leave room for alignment padding between buffers.
-  perLane -= 64 / es;
+  int64_t perLane =
+      (int64_t(ctx.lmemFree()) - 64 * nbuf) / std::max<int64_t>(bytesPerElem, 1);
   if (perLane < 1)
     return ctx.error() << "local memory too small for an elementwise tile";
   SmallVector<Tile> tiles = tile4D(shape, perLane, ctx.lanes());
@@ -466,11 +524,12 @@ LogicalResult streamElementwise(CodegenContext &ctx,
   auto inTile = [&](const StreamInput &in, const Tile &t, uint64_t &addr,
                     std::array<int64_t, 4> &size) {
     addr = in.addr;
+    int64_t ies = dtypeSize(inType(&in - ins.data()));
     for (int d = 0; d < 4; ++d) {
       bool bcast = in.shape[d] == 1;
       size[d] = bcast ? 1 : t.size[d];
       if (!bcast)
-        addr += t.off[d] * in.strides[d] * es;
+        addr += t.off[d] * in.strides[d] * ies;
     }
   };
   // An input whose tile never changes is loaded once.
@@ -487,8 +546,8 @@ LogicalResult streamElementwise(CodegenContext &ctx,
     invariant.push_back(same);
   }
 
-  auto allocFor = [&](std::array<int64_t, 4> s) {
-    return ctx.alloc(ctx.lmemBytes(s, dtype));
+  auto allocFor = [&](std::array<int64_t, 4> s, DType t) {
+    return ctx.alloc(ctx.lmemBytes(s, t));
   };
   std::array<int64_t, 4> full = tiles.front().size;
   SmallVector<std::array<LBuf, 2>> inBufs(ins.size());
@@ -497,7 +556,7 @@ LogicalResult streamElementwise(CodegenContext &ctx,
     std::array<int64_t, 4> s;
     inTile(ins[k], tiles.front(), a, s);
     for (int slot = 0; slot < (invariant[k] ? 1 : 2); ++slot) {
-      auto b = allocFor(s);
+      auto b = allocFor(s, inType(k));
       if (!b)
         return ctx.error() << "local memory exhausted while tiling";
       inBufs[k][slot] = *b;
@@ -506,20 +565,20 @@ LogicalResult streamElementwise(CodegenContext &ctx,
   std::array<LBuf, 2> outBufs;
   SmallVector<LBuf> temps;
   for (int slot = 0; slot < 2; ++slot) {
-    auto b = allocFor(full);
+    auto b = allocFor(full, dtype);
     if (!b)
       return ctx.error() << "local memory exhausted while tiling";
     outBufs[slot] = *b;
   }
   for (unsigned k = 0; k < numTemps; ++k) {
-    auto b = allocFor(full);
+    auto b = allocFor(full, tempType);
     if (!b)
       return ctx.error() << "local memory exhausted while tiling";
     temps.push_back(*b);
   }
 
-  auto lmem = [&](const LBuf &b, std::array<int64_t, 4> s) {
-    return lmemTensor(b.addr, s[0], s[1], s[2], s[3], dtype);
+  auto lmem = [&](const LBuf &b, std::array<int64_t, 4> s, DType t) {
+    return lmemTensor(b.addr, s[0], s[1], s[2], s[3], t);
   };
   auto loadTile = [&](size_t i) {
     for (size_t k = 0; k < ins.size(); ++k) {
@@ -529,7 +588,8 @@ LogicalResult streamElementwise(CodegenContext &ctx,
       std::array<int64_t, 4> s;
       inTile(ins[k], tiles[i], a, s);
       LBuf &b = inBufs[k][invariant[k] ? 0 : i % 2];
-      ctx.load(b, lmem(b, s), ddrOperand(a, s, ins[k].strides, dtype));
+      ctx.load(b, lmem(b, s, inType(k)),
+               ddrOperand(a, s, ins[k].strides, inType(k)));
     }
   };
   loadTile(0);
@@ -540,19 +600,24 @@ LogicalResult streamElementwise(CodegenContext &ctx,
     StreamTile st;
     st.ctx = &ctx;
     LBuf &ob = outBufs[i % 2];
-    st.out = lmem(ob, t.size);
+    st.out = lmem(ob, t.size, dtype);
     st.bufs.push_back(&ob);
     for (size_t k = 0; k < ins.size(); ++k) {
       uint64_t a;
       std::array<int64_t, 4> s;
       inTile(ins[k], t, a, s);
       LBuf &b = inBufs[k][invariant[k] ? 0 : i % 2];
-      st.ins.push_back(lmem(b, s));
+      st.ins.push_back(lmem(b, s, inType(k)));
       st.bufs.push_back(&b);
     }
     for (LBuf &b : temps) {
-      st.temps.push_back(lmem(b, t.size));
+      st.temps.push_back(lmem(b, t.size, tempType));
       st.bufs.push_back(&b);
+    }
+    for (size_t k = 0; k < consts.size(); ++k) {
+      const StreamConst &c = opts.consts[k];
+      st.consts.push_back(lmem(consts[k], c.shape, c.dtype));
+      st.bufs.push_back(&consts[k]);
     }
     compute(st);
     uint64_t oa = outAddr;
@@ -566,16 +631,22 @@ LogicalResult streamElementwise(CodegenContext &ctx,
 LogicalResult streamFlat(CodegenContext &ctx, int64_t elements,
                          uint64_t outAddr, ArrayRef<uint64_t> inAddrs,
                          DType dtype, unsigned numTemps,
-                         function_ref<void(StreamTile &)> compute) {
+                         function_ref<void(StreamTile &)> compute,
+                         const StreamOptions &opts) {
   const int64_t lanes = ctx.lanes(), es = dtypeSize(dtype);
   auto run = [&](int64_t offset, int64_t rows, int64_t width) {
     std::array<int64_t, 4> shape{1, rows, 1, width},
         strides{rows * width, width, width, 1};
     SmallVector<StreamInput> ins;
-    for (uint64_t a : inAddrs)
-      ins.push_back({a + uint64_t(offset * es), shape, strides});
+    for (size_t k = 0; k < inAddrs.size(); ++k) {
+      DType t = k < opts.inTypes.size() && opts.inTypes[k] != DType::Invalid
+                    ? opts.inTypes[k]
+                    : dtype;
+      ins.push_back(
+          {inAddrs[k] + uint64_t(offset * dtypeSize(t)), shape, strides});
+    }
     return streamElementwise(ctx, shape, outAddr + uint64_t(offset * es),
-                             strides, ins, dtype, numTemps, compute);
+                             strides, ins, dtype, numTemps, compute, opts);
   };
   if (elements < lanes)
     return run(0, elements, 1);

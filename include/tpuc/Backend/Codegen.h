@@ -125,6 +125,9 @@ public:
 
   /// Compile-time data of a constant operand (a top.Weight), row-major.
   mlir::FailureOr<std::vector<float>> constant(mlir::Value v);
+  /// The same for an integer constant (INT32 quantization parameters, which
+  /// floats would round), read from its typed storage.
+  mlir::FailureOr<std::vector<int64_t>> intConstant(mlir::Value v);
 
   chip::StreamBuilder &streams() { return builder_; }
   int64_t macs = 0;
@@ -208,10 +211,27 @@ struct StreamInput {
   std::array<int64_t, 4> shape, strides;
 };
 
+/// A small DDR tensor every tile reads whole (a lut table): loaded once.
+struct StreamConst {
+  uint64_t addr;
+  std::array<int64_t, 4> shape;
+  chip::DType dtype;
+};
+
+/// Element types of a streamed computation other than its output's, and
+/// its constants.
+struct StreamOptions {
+  /// Per input (missing or Invalid: the output's dtype).
+  llvm::SmallVector<chip::DType, 4> inTypes;
+  /// Of the scratch buffers (Invalid: the output's dtype).
+  chip::DType tempType = chip::DType::Invalid;
+  llvm::SmallVector<StreamConst, 1> consts;
+};
+
 /// The LMEM operands of one tile handed to a streamed computation.
 struct StreamTile {
   chip::Operand out;
-  llvm::SmallVector<chip::Operand, 4> ins, temps;
+  llvm::SmallVector<chip::Operand, 4> ins, temps, consts;
   llvm::SmallVector<LBuf *, 8> bufs;
   CodegenContext *ctx;
   /// Emits a TIU instruction touching every buffer of the tile.
@@ -228,14 +248,16 @@ streamElementwise(CodegenContext &ctx, std::array<int64_t, 4> shape,
                   uint64_t outAddr, std::array<int64_t, 4> outStrides,
                   llvm::ArrayRef<StreamInput> ins, chip::DType dtype,
                   unsigned numTemps,
-                  llvm::function_ref<void(StreamTile &)> compute);
+                  llvm::function_ref<void(StreamTile &)> compute,
+                  const StreamOptions &opts = {});
 
 /// The same for dense tensors of `elements` values with identical layout:
 /// the data is viewed as [1, lanes, 1, W] rows (plus a tail).
 mlir::LogicalResult
 streamFlat(CodegenContext &ctx, int64_t elements, uint64_t outAddr,
            llvm::ArrayRef<uint64_t> inAddrs, chip::DType dtype,
-           unsigned numTemps, llvm::function_ref<void(StreamTile &)> compute);
+           unsigned numTemps, llvm::function_ref<void(StreamTile &)> compute,
+           const StreamOptions &opts = {});
 
 } // namespace backend
 } // namespace tpuc

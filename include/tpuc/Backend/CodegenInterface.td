@@ -16,10 +16,13 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       }], "::mlir::LogicalResult", "codegen",
       (ins "::tpuc::backend::CodegenContext &":$ctx)>,
     InterfaceMethod<[{
-        Rewrites the data of constant operand `operandIndex` (row-major, the
-        operand's type shape) into the layout the op's instructions read.
+        Rearranges the elements of constant operand `operandIndex` into the
+        layout the op's instructions read: `data` holds the row-major
+        element indices (the operand's type shape) and is permuted as the
+        data would be; the blob then stores element data[i] at position i,
+        whatever the element type.
       }], "::mlir::LogicalResult", "layoutWeight",
-      (ins "unsigned":$operandIndex, "std::vector<float> &":$data), "",
+      (ins "unsigned":$operandIndex, "std::vector<int64_t> &":$data), "",
       [{ return ::mlir::success(); }]>,
     InterfaceMethod<[{
         Index of the operand whose DDR buffer the result shares (no copy),

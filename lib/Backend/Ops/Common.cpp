@@ -1,5 +1,6 @@
 //===- Common.cpp - Helpers shared by the op code generators --------------===//
 #include "Common.h"
+#include "tpuc/Dialect/Tpu/IR/QuantParams.h"
 #include <cmath>
 
 using namespace mlir;
@@ -39,6 +40,115 @@ FailureOr<DType> floatComputeType(CodegenContext &ctx, ArrayRef<unsigned> skip) 
     return failure();
   }
   return t;
+}
+
+FailureOr<DType> storageType(CodegenContext &ctx, ArrayRef<unsigned> skip) {
+  Operation *op = ctx.op();
+  DType t = chipDType(op->getResult(0).getType());
+  for (OpOperand &o : op->getOpOperands()) {
+    if (isNone(o.get()) || llvm::is_contained(skip, o.getOperandNumber()))
+      continue;
+    if (chipDType(o.get().getType()) != t) {
+      ctx.error() << "codegen needs operands and result of one element type, "
+                  << "got " << o.get().getType() << " and "
+                  << op->getResult(0).getType();
+      return failure();
+    }
+  }
+  if (t == DType::Invalid) {
+    ctx.error() << "codegen has no chip dtype for " << op->getResult(0).getType();
+    return failure();
+  }
+  return t;
+}
+
+bool isQuantizedOp(Operation *op) {
+  return op->getNumResults() == 1 && tpu::isQuantized(op->getResult(0).getType());
+}
+
+int32_t resultZeroPoint(Operation *op) {
+  return tpu::qparams(op->getResult(0).getType()).zp;
+}
+
+FailureOr<MacTypes> macTypes(CodegenContext &ctx, Value weight, Value bias) {
+  Operation *op = ctx.op();
+  MacTypes t;
+  t.in = chipDType(op->getOperand(0).getType());
+  t.weight = chipDType(weight.getType());
+  t.out = chipDType(op->getResult(0).getType());
+  t.bias = isNone(bias) ? t.out : chipDType(bias.getType());
+  if (isQuantizedOp(op)) {
+    t.acc = DType::INT32;
+    if (t.in == DType::INT8 && t.weight == DType::INT8 &&
+        t.bias == DType::INT32 && t.out == DType::INT8)
+      return t;
+    if (isNone(bias) && t.in == DType::INT8 && t.weight == DType::INT8 &&
+        t.out == DType::INT8) {
+      t.bias = DType::INT32;
+      return t;
+    }
+  } else {
+    t.acc = t.out;
+    if (isFloat(t.out) && t.in == t.out && t.weight == t.out &&
+        t.bias == t.out)
+      return t;
+  }
+  ctx.error() << "codegen supports float operands of the result's type or "
+              << "INT8 x INT8 (+ INT32 bias) -> INT8, got " << op->getOperand(0).getType()
+              << ", " << weight.getType() << ", " << bias.getType() << " -> "
+              << op->getResult(0).getType();
+  return failure();
+}
+
+uint32_t emitRequant(function_ref<uint32_t(const Instruction &)> emit,
+                     const Operand &out, const Operand &acc, const Requant &rq,
+                     const Operand *table) {
+  if (table)
+    return emit(makeRequantPerChannel(out, acc, *table, rq.zp, tpu::kQuantRound));
+  return emit(makeRequant(out, acc, rq.multiplier, rq.shift, rq.zp,
+                          tpu::kQuantRound));
+}
+
+FailureOr<MacEpilogue> macEpilogue(CodegenContext &ctx, Value quant,
+                                   const MacTypes &types) {
+  MacEpilogue e;
+  if (!types.quantized())
+    return e;
+  if (!quant)
+    return ctx.error() << "an INT8 result needs the `quant` operand";
+  e.rq.zp = resultZeroPoint(ctx.op());
+  auto shape = getShape(quant);
+  if (shape.size() != 2 || shape[1] != 2)
+    return ctx.error() << "quant operand must be [rows, 2], got "
+                       << quant.getType();
+  if (shape[0] > 1) {
+    auto t = getTensor(ctx, quant);
+    if (failed(t))
+      return failure();
+    if (t->dtype != DType::INT32)
+      return ctx.error() << "quant operand must be i32, got " << quant.getType();
+    e.table = t->addr;
+    return e;
+  }
+  auto v = ctx.intConstant(quant);
+  if (failed(v))
+    return failure();
+  e.rq.multiplier = int32_t((*v)[0]);
+  e.rq.shift = int((*v)[1]);
+  if (e.rq.shift < -31 || e.rq.shift > 62)
+    return ctx.error() << "requant shift " << e.rq.shift
+                       << " is outside the chip's [-31, 62]";
+  return e;
+}
+
+void emitRescale(function_ref<uint32_t(const Instruction &)> emit,
+                 const Operand &dst, const Operand &src, int32_t zp,
+                 int32_t m) {
+  // The sub also widens INT8 to INT32 when there is no zero point.
+  if (zp != 0 || m == 1)
+    emit(makeBinaryScalar(BinaryOp::Sub, dst, src, zp));
+  if (m != 1)
+    emit(makeBinaryScalar(BinaryOp::Mul, dst, zp != 0 ? dst : src, m));
 }
 
 bool activeNeedsTemp(Operation *op) {

@@ -30,6 +30,66 @@ mlir::FailureOr<Tensor> getTensor(CodegenContext &ctx, mlir::Value v);
 /// returns it. `skip` lists operand indices exempt from the check (indices).
 mlir::FailureOr<chip::DType>
 floatComputeType(CodegenContext &ctx, llvm::ArrayRef<unsigned> skip = {});
+/// The same for ops that only move data: any one dtype (INT8 included).
+mlir::FailureOr<chip::DType>
+storageType(CodegenContext &ctx, llvm::ArrayRef<unsigned> skip = {});
+
+/// Whether the op's result is an INT8 quantized tensor.
+bool isQuantizedOp(mlir::Operation *op);
+
+/// The dtype an op keeps its intermediate values in LMEM when `io` is its
+/// float dtype in DDR: F16/BF16 widen to F32 so results round once, as the
+/// Tpu interpreter's do (GDMA loads and stores convert).
+inline chip::DType wideFloat(chip::DType io) {
+  return io == chip::DType::F16 || io == chip::DType::BF16 ? chip::DType::F32
+                                                           : io;
+}
+
+/// Element types of a multiply-accumulate op's operands: what its DDR
+/// operands hold (input, weight, bias, result) and what its partial sums
+/// accumulate in LMEM. F32: all F32. F16/BF16: F32 accumulator when the
+/// sum spans several instructions. INT8: INT8 x INT8 into INT32 (bias
+/// INT32), then the requantization epilogue (Requant) gives the result.
+struct MacTypes {
+  chip::DType in = chip::DType::Invalid, weight = chip::DType::Invalid,
+              bias = chip::DType::Invalid, acc = chip::DType::Invalid,
+              out = chip::DType::Invalid;
+  bool quantized() const { return acc == chip::DType::INT32; }
+};
+/// The MacTypes of the current op (operand 0 the input, then `weight` and
+/// `bias`, which may be none). Float ops get acc = out; one that sums over
+/// several instructions widens it (wideFloat).
+mlir::FailureOr<MacTypes> macTypes(CodegenContext &ctx, mlir::Value weight,
+                                   mlir::Value bias);
+
+/// The INT8 requantization epilogue every quantized op ends with
+/// (QuantParams.h): out = sat(zp + round(acc * multiplier / 2^shift)),
+/// per tensor, or per channel from a [1, C, 1, 2] INT32 table in LMEM.
+struct Requant {
+  int32_t multiplier = 1;
+  int shift = 0;
+  int32_t zp = 0;
+};
+uint32_t emitRequant(llvm::function_ref<uint32_t(const chip::Instruction &)> emit,
+                     const chip::Operand &out, const chip::Operand &acc,
+                     const Requant &rq,
+                     const chip::Operand *table = nullptr);
+/// The epilogue of a quantized Conv/MatMul from its `quant` operand (an
+/// INT32 [rows, 2] weight of (multiplier, shift)): one row is a per-tensor
+/// requant, more are a per-channel table at DDR address `table`.
+struct MacEpilogue {
+  Requant rq;
+  std::optional<uint64_t> table;
+};
+mlir::FailureOr<MacEpilogue> macEpilogue(CodegenContext &ctx, mlir::Value quant,
+                                         const MacTypes &types);
+/// dst (INT32) = (src - zp) * m, exactly: the rescaled operand of INT8
+/// Add/Sub/Mul/AvgPool/Requant.
+void emitRescale(llvm::function_ref<uint32_t(const chip::Instruction &)> emit,
+                 const chip::Operand &dst, const chip::Operand &src,
+                 int32_t zp, int32_t m);
+/// The result's zero point.
+int32_t resultZeroPoint(mlir::Operation *op);
 
 /// Emits `op`'s activation (tpu.Active semantics) from `in` to `out` through
 /// `emit` (a TIU instruction on the tile's buffers); `tmp` is scratch of the

@@ -31,12 +31,12 @@ namespace {
 struct ConvModel
     : public CodegenInterface::ExternalModel<ConvModel, tpu::ConvOp> {
   LogicalResult layoutWeight(Operation *op, unsigned index,
-                             std::vector<float> &data) const {
+                             std::vector<int64_t> &data) const {
     if (index != 1)
       return success();
     auto f = getShape(op->getOperand(1)); // [OC, IC/g, KH, KW]
     int64_t oc = f[0], icg = f[1], k = f[2] * f[3];
-    std::vector<float> out(data.size());
+    std::vector<int64_t> out(data.size());
     for (int64_t o = 0; o < oc; ++o)
       for (int64_t i = 0; i < icg; ++i)
         std::copy_n(&data[(o * icg + i) * k], k, &out[(i * oc + o) * k]);
@@ -98,10 +98,12 @@ LogicalResult ConvModel::codegen(Operation *operation,
   auto operands = getConvOperands(op, ctx);
   if (failed(operands))
     return failure();
-  // Pointers keep the `*dtype` / `in->` spelling of the code below.
-  const DType *dtype = &operands->dtype;
+  const MacTypes types = operands->types;
   const Tensor *in = &operands->in, *fl = &operands->filter,
                *out = &operands->out;
+  auto epilogue = macEpilogue(ctx, op.getQuant(), types);
+  if (failed(epilogue))
+    return failure();
   std::optional<uint64_t> bias = operands->bias;
   bool hasBias = bias.has_value();
   const int64_t N = in->shape[0], IC = in->shape[1], H = in->shape[2],
@@ -113,7 +115,15 @@ LogicalResult ConvModel::codegen(Operation *operation,
        pads = getI64s(op.getPads());
   const int64_t sh = s[0], dh = d[0], pt = pads[0];
   const int64_t G = op.getGroup();
-  const int64_t L = ctx.lanes(), es = dtypeSize(*dtype);
+  const int64_t L = ctx.lanes(), ies = dtypeSize(types.in),
+                wes = dtypeSize(types.weight), bes = dtypeSize(types.bias),
+                oes = dtypeSize(types.out);
+  // Slices accumulate in the output tile: F16/BF16 partial sums stay F32.
+  auto accType = [&](bool split) {
+    return split ? wideFloat(types.acc) : types.acc;
+  };
+  // A quantized result needs a tile of its own next to the accumulator.
+  const bool quant = types.quantized();
   const int64_t LB = ctx.lmemFree();
   const Target &tg = ctx.target();
 
@@ -149,13 +159,16 @@ LogicalResult ConvModel::codegen(Operation *operation,
       int64_t ocSlots = ceilDiv(ocMax, L),
               icSlotsL = ceilDiv(split ? icT : icMax, L);
       unsigned wSlots = tiles.size() == 1 && !split ? 1 : 2;
-      int64_t fixed =
-          wSlots * ocSlots * (icT * KH * KW + (hasBias ? 1 : 0)) * es + 8 * 64;
+      const int64_t aes = dtypeSize(accType(split));
+      int64_t fixed = wSlots * ocSlots *
+                          (icT * KH * KW * wes + (hasBias ? bes : 0) +
+                           (epilogue->table ? 2 * 4 : 0)) +
+                      10 * 64;
       auto inPer = [&](int64_t nT, int64_t ohT) {
-        return icSlotsL * nT * rowsFor(ohT) * W * es;
+        return icSlotsL * nT * rowsFor(ohT) * W * ies;
       };
       auto outPer = [&](int64_t nT, int64_t ohT) {
-        return ocSlots * nT * ohT * OW * es;
+        return ocSlots * nT * ohT * OW * (aes + (quant ? oes : 0));
       };
       // The largest spatial tile that fits, then smaller ones: more steps let
       // the loads and stores of one step overlap the compute of another.
@@ -197,20 +210,20 @@ LogicalResult ConvModel::codegen(Operation *operation,
         double nSp = double(ceilDiv(N, q.nT) * ceilDiv(OH, q.ohT));
         double nOc = double(tiles.size());
         double inBytes =
-            double(N) * ceilDiv(OH, q.ohT) * rowsFor(q.ohT) * W * IC * es;
-        double wBytes = double(OC) * ICg * KH * KW * es;
+            double(N) * ceilDiv(OH, q.ohT) * rowsFor(q.ohT) * W * IC * ies;
+        double wBytes = double(OC) * ICg * KH * KW * wes;
         double ocOuter = wBytes + (G == 1 ? nOc : 1.0) * inBytes;
         double spOuter = inBytes + (tiles.size() == 1 ? 1.0 : nSp) * wBytes;
         if (split) // every (output channel, spatial) tile reloads its slices
           ocOuter = spOuter = (G == 1 ? nOc : 1.0) * inBytes + nSp * wBytes;
         q.ocOuter = ocOuter <= spOuter;
         double traffic =
-            std::min(ocOuter, spOuter) + double(out->numElements()) * es;
+            std::min(ocOuter, spOuter) + double(out->numElements()) * oes;
         double steps = nSp * nOc * nIc;
         double dma = traffic / bw + steps * 2 * dmaOverhead;
         double tiu = steps * tg.tiu_issue_cycles +
                      steps * ceilDiv(ocSlots * q.nT * q.ohT * OW * icT * KH * KW,
-                                     tg.euFor(*dtype));
+                                     tg.euFor(types.in));
         // Engines overlap in the steady state; about one step of the less
         // busy engine (the first load or the last compute) does not.
         q.cost = std::max(dma, tiu) + std::min(dma, tiu) / steps + dmaOverhead;
@@ -251,22 +264,29 @@ LogicalResult ConvModel::codegen(Operation *operation,
     ocMax = std::max(ocMax, t.oc), icMax = std::max(icMax, t.ic);
   if (split)
     icMax = icT;
+  const DType acc = accType(split);
   Pipeline pipe;
-  enum { kW, kB, kIn, kOut };
-  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({icT, ocMax, KH, KW}, *dtype),
+  enum { kW, kB, kIn, kOut, kQ, kQOut };
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({icT, ocMax, KH, KW}, types.weight),
                            best.wSlots)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, ocMax, 1, 1}, *dtype),
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, ocMax, 1, 1}, types.bias),
                            best.wSlots)) ||
       failed(pipe.addGroup(
-          ctx, ctx.lmemBytes({best.nT, icMax, rowsFor(best.ohT), W}, *dtype),
+          ctx, ctx.lmemBytes({best.nT, icMax, rowsFor(best.ohT), W}, types.in),
           best.inSlots)) ||
       failed(pipe.addGroup(
-          ctx, ctx.lmemBytes({best.nT, ocMax, best.ohT, OW}, *dtype), 2)))
+          ctx, ctx.lmemBytes({best.nT, ocMax, best.ohT, OW}, acc), 2)))
+    return failure();
+  if (quant &&
+      (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, ocMax, 1, 2}, DType::INT32),
+                            best.wSlots)) ||
+       failed(pipe.addGroup(
+           ctx, ctx.lmemBytes({best.nT, ocMax, best.ohT, OW}, types.out), 2))))
     return failure();
 
   const bool relu = op.getDoRelu();
   const double limit = op.getReluLimit().convertToDouble();
-  SmallVector<std::array<LBuf *, 4>> bufs(steps.size());
+  SmallVector<std::array<LBuf *, 6>> bufs(steps.size());
   auto inRows = [&](const Sp &sp, int64_t &r0, int64_t &rows, int64_t &padT,
                     int64_t &padB) {
     int64_t start = sp.oh0 * sh - pt;
@@ -283,23 +303,33 @@ LogicalResult ConvModel::codegen(Operation *operation,
     auto [ic0, ic, wi0, wic] = icSlice(t, st.c, icT, ICg);
     auto [w, newW] = pipe.acquire(kW, st.o * nIc + st.c);
     auto [b, newB] = pipe.acquire(kB, st.o);
-    loadFilterAndBias(ctx, *dtype, fl->addr, bias, OC, KH, KW, t,
+    loadFilterAndBias(ctx, types, fl->addr, bias, OC, KH, KW, t,
                       {ic0, ic, wi0, wic}, *w, newW, *b, newB);
+    LBuf *qt = nullptr, *qo = nullptr;
+    if (quant) {
+      auto [q, newQ] = pipe.acquire(kQ, st.o);
+      if (newQ && epilogue->table)
+        ctx.load(*q, lmemTensor(q->addr, 1, t.oc, 1, 2, DType::INT32),
+                 ddrOperand(*epilogue->table + t.o0 * 2 * 4, {1, t.oc, 1, 2},
+                            {OC * 2, 2, 2, 1}, DType::INT32));
+      qt = q;
+      qo = pipe.acquire(kQOut, int64_t(i)).first;
+    }
     int64_t inKey =
         (G == 1 ? st.p : st.p * int64_t(tiles.size()) + st.o) * nIc + st.c;
     auto [x, newX] = pipe.acquire(kIn, inKey);
     if (newX) {
       int64_t r0, rows, padT, padB;
       inRows(sp, r0, rows, padT, padB);
-      ctx.load(*x, lmemTensor(x->addr, sp.nT, ic, rows, W, *dtype),
-               ddrOperand(in->addr + ((sp.n0 * IC + ic0) * H + r0) * W * es,
+      ctx.load(*x, lmemTensor(x->addr, sp.nT, ic, rows, W, types.in),
+               ddrOperand(in->addr + ((sp.n0 * IC + ic0) * H + r0) * W * ies,
                           {sp.nT, ic, rows, W}, {IC * H * W, H * W, W, 1},
-                          *dtype));
+                          types.in));
     }
     // The output tile stays put while its slices accumulate.
     auto [o, unused] = pipe.acquire(kOut, st.o * int64_t(sps.size()) + st.p);
     (void)unused;
-    bufs[i] = {w, b, x, o};
+    bufs[i] = {w, b, x, o, qt, qo};
   };
 
   loadStep(0);
@@ -309,7 +339,7 @@ LogicalResult ConvModel::codegen(Operation *operation,
     const Step &st = steps[i];
     const OcTile &t = tiles[st.o];
     const Sp &sp = sps[st.p];
-    auto [w, b, x, o] = bufs[i];
+    auto [w, b, x, o, qt, qo] = bufs[i];
     auto [ic0, ic, wi0, wic] = icSlice(t, st.c, icT, ICg);
     bool first = st.c == 0, last = st.c == nIc - 1;
     int64_t r0, rows, padT, padB;
@@ -322,21 +352,36 @@ LogicalResult ConvModel::codegen(Operation *operation,
     cp.groups = int(t.groups);
     cp.relu = relu && last;
     cp.accumulate = !first;
-    Operand outL = lmemTensor(o->addr, sp.nT, t.oc, sp.ohT, OW, *dtype);
+    Operand outL = lmemTensor(o->addr, sp.nT, t.oc, sp.ohT, OW, acc);
     Operand biasL;
     if (hasBias && first)
-      biasL = lmemTensor(b->addr, 1, t.oc, 1, 1, *dtype);
-    ctx.tiu(makeConv(outL, lmemTensor(x->addr, sp.nT, ic, rows, W, *dtype),
-                     lmemTensor(w->addr, wic, t.oc, KH, KW, *dtype), biasL, cp),
+      biasL = lmemTensor(b->addr, 1, t.oc, 1, 1, types.bias);
+    ctx.tiu(makeConv(outL, lmemTensor(x->addr, sp.nT, ic, rows, W, types.in),
+                     lmemTensor(w->addr, wic, t.oc, KH, KW, types.weight),
+                     biasL, cp),
             {w, b, x, o});
     if (!last)
       continue;
-    if (relu && limit >= 0)
+    // The INT8 relu limit is in the result's type already (the lowering's).
+    if (relu && limit >= 0 && !quant)
       ctx.tiu(makeBinaryScalar(BinaryOp::Min, outL, outL, limit), {o});
-    ctx.store(ddrOperand(out->addr + ((sp.n0 * OC + t.o0) * OH + sp.oh0) * OW * es,
+    Operand result = outL;
+    LBuf *rb = o;
+    if (quant) {
+      result = lmemTensor(qo->addr, sp.nT, t.oc, sp.ohT, OW, types.out);
+      Operand table = lmemTensor(qt->addr, 1, t.oc, 1, 2, DType::INT32);
+      emitRequant([&](const Instruction &inst) {
+                    return ctx.tiu(inst, {o, qt, qo});
+                  },
+                  result, outL, epilogue->rq,
+                  epilogue->table ? &table : nullptr);
+      rb = qo;
+    }
+    // The store narrows an F32 accumulator to the result's dtype.
+    ctx.store(ddrOperand(out->addr + ((sp.n0 * OC + t.o0) * OH + sp.oh0) * OW * oes,
                          {sp.nT, t.oc, sp.ohT, OW}, {OC * OH * OW, OH * OW, OW, 1},
-                         *dtype),
-              *o, outL);
+                         types.out),
+              *rb, result);
   }
   return success();
 }

@@ -12,18 +12,18 @@
 namespace tpuc {
 namespace backend {
 
-/// The DDR tensors of a conv-like op (constant filter, optional bias) and the
-/// float type it computes in.
+/// The DDR tensors of a conv-like op (constant filter, optional bias) and
+/// its operand types.
 struct ConvOperands {
-  chip::DType dtype;
+  MacTypes types;
   Tensor in, filter, out;
   std::optional<uint64_t> bias; // DDR address when the op has a bias
 };
 
 template <typename OpTy>
 mlir::FailureOr<ConvOperands> getConvOperands(OpTy op, CodegenContext &ctx) {
-  auto dtype = floatComputeType(ctx);
-  if (mlir::failed(dtype))
+  auto types = macTypes(ctx, op.getFilter(), op.getBias());
+  if (mlir::failed(types))
     return mlir::failure();
   if (!op.getFilter().template getDefiningOp<top::WeightOp>())
     return ctx.error() << "codegen needs a constant filter (top.Weight)";
@@ -31,7 +31,7 @@ mlir::FailureOr<ConvOperands> getConvOperands(OpTy op, CodegenContext &ctx) {
        out = getTensor(ctx, op.getOutput());
   if (mlir::failed(in) || mlir::failed(fl) || mlir::failed(out))
     return mlir::failure();
-  ConvOperands r{*dtype, *in, *fl, *out, std::nullopt};
+  ConvOperands r{*types, *in, *fl, *out, std::nullopt};
   if (!isNone(op.getBias())) {
     auto b = getTensor(ctx, op.getBias());
     if (mlir::failed(b))
@@ -98,21 +98,22 @@ inline IcSlice icSlice(const OcTile &t, int64_t c, int64_t icT, int64_t ICg) {
 
 /// Loads the filter rows of slice `s` of tile `t` into `w` (when `newW`) and
 /// the tile's bias into `b` (when `newB` and there is one).
-inline void loadFilterAndBias(CodegenContext &ctx, chip::DType dtype,
+inline void loadFilterAndBias(CodegenContext &ctx, const MacTypes &types,
                               uint64_t filterAddr, std::optional<uint64_t> bias,
                               int64_t OC, int64_t KH, int64_t KW,
                               const OcTile &t, const IcSlice &s, LBuf &w,
                               bool newW, LBuf &b, bool newB) {
-  const int64_t es = chip::dtypeSize(dtype);
+  const int64_t es = chip::dtypeSize(types.weight),
+                bes = chip::dtypeSize(types.bias);
   if (newW)
-    ctx.load(w, chip::lmemTensor(w.addr, s.wic, t.oc, KH, KW, dtype),
+    ctx.load(w, chip::lmemTensor(w.addr, s.wic, t.oc, KH, KW, types.weight),
              ddrOperand(filterAddr + (s.wi0 * OC + t.o0) * KH * KW * es,
                         {s.wic, t.oc, KH, KW}, {OC * KH * KW, KH * KW, KW, 1},
-                        dtype));
+                        types.weight));
   if (newB && bias)
-    ctx.load(b, chip::lmemTensor(b.addr, 1, t.oc, 1, 1, dtype),
-             ddrOperand(*bias + t.o0 * es, {1, t.oc, 1, 1}, {OC, 1, 1, 1},
-                        dtype));
+    ctx.load(b, chip::lmemTensor(b.addr, 1, t.oc, 1, 1, types.bias),
+             ddrOperand(*bias + t.o0 * bes, {1, t.oc, 1, 1}, {OC, 1, 1, 1},
+                        types.bias));
 }
 
 } // namespace backend

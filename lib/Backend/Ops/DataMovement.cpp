@@ -18,7 +18,7 @@ namespace {
 
 FailureOr<std::pair<Tensor, Tensor>> inOut(CodegenContext &ctx,
                                            ArrayRef<unsigned> skip = {}) {
-  auto dtype = floatComputeType(ctx, skip);
+  auto dtype = storageType(ctx, skip);
   if (failed(dtype))
     return failure();
   auto in = getTensor(ctx, ctx.op()->getOperand(0)),
@@ -239,7 +239,7 @@ struct ConcatModel
     : public CodegenInterface::ExternalModel<ConcatModel, tpu::ConcatOp> {
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
     auto concat = cast<tpu::ConcatOp>(op);
-    auto dtype = floatComputeType(ctx);
+    auto dtype = storageType(ctx);
     auto out = getTensor(ctx, concat.getOutput());
     if (failed(dtype) || failed(out))
       return failure();
@@ -258,10 +258,14 @@ struct ConcatModel
     }
     if (!concat.getDoRelu())
       return success();
-    // The fused ReLU runs in place over the assembled result.
+    // The fused ReLU runs in place over the assembled result (activations
+    // are float-only: integers take max(x, 0)).
     return streamFlat(ctx, out->numElements(), out->addr, {out->addr}, *dtype,
                       0, [&](StreamTile &t) {
-                        t.emit(makeActive(ActOp::Relu, t.out, t.ins[0]));
+                        t.emit(isFloat(*dtype)
+                                   ? makeActive(ActOp::Relu, t.out, t.ins[0])
+                                   : makeBinaryScalar(BinaryOp::Max, t.out,
+                                                      t.ins[0], 0.0));
                       });
   }
 };

@@ -32,14 +32,14 @@ int64_t floorDiv(int64_t a, int64_t b) {
 struct DeconvModel
     : public CodegenInterface::ExternalModel<DeconvModel, tpu::DeconvOp> {
   LogicalResult layoutWeight(Operation *op, unsigned index,
-                             std::vector<float> &data) const {
+                             std::vector<int64_t> &data) const {
     if (index != 1)
       return success();
     auto deconv = cast<tpu::DeconvOp>(op);
     auto f = getShape(deconv.getFilter()); // [IC, OC/g, KH, KW]
     const int64_t G = deconv.getGroup(), IC = f[0], ocg = f[1],
                   KH = f[2], KW = f[3], OC = ocg * G, icg = IC / G;
-    std::vector<float> out(data.size());
+    std::vector<int64_t> out(data.size());
     for (int64_t g = 0; g < G; ++g)
       for (int64_t i = 0; i < icg; ++i)
         for (int64_t o = 0; o < ocg; ++o)
@@ -66,8 +66,11 @@ LogicalResult DeconvModel::codegen(Operation *operation,
   auto operands = getConvOperands(op, ctx);
   if (failed(operands))
     return failure();
+  if (operands->types.quantized())
+    return ctx.error() << "INT8 transposed convolution is not supported by "
+                       << "the codegen";
   // Pointers keep the `*dtype` / `in->` spelling of the code below.
-  const DType *dtype = &operands->dtype;
+  const DType *dtype = &operands->types.out;
   const Tensor *in = &operands->in, *fl = &operands->filter,
                *out = &operands->out;
   std::optional<uint64_t> bias = operands->bias;
@@ -162,7 +165,7 @@ LogicalResult DeconvModel::codegen(Operation *operation,
     auto [ic0, ic, wi0, wic] = icSlice(t, st.c, icT, ICg);
     auto [w, newW] = pipe.acquire(kW, st.o * nIc + st.c);
     auto [b, newB] = pipe.acquire(kB, st.o);
-    loadFilterAndBias(ctx, *dtype, fl->addr, bias, OC, KH, KW, t,
+    loadFilterAndBias(ctx, operands->types, fl->addr, bias, OC, KH, KW, t,
                       {ic0, ic, wi0, wic}, *w, newW, *b, newB);
     // Input buffer: rows [r0, r0 + R) of the zero-inserted, padded input.
     auto [x, newX] = pipe.acquire(kIn, i);

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Common.h"
+#include "tpuc/Dialect/Tpu/IR/QuantParams.h"
+#include <tuple>
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -64,15 +66,90 @@ std::optional<float> scalarConstant(CodegenContext &ctx, Value v) {
   return (**data)[0];
 }
 
+/// Streams `compute` over out = f(a, b), a and b broadcasting to out:
+/// same-size operands as flat rows, others as coalesced 4-D tiles.
+LogicalResult streamBinary(CodegenContext &ctx, const Tensor &a,
+                           const Tensor &b, const Tensor &out,
+                           unsigned numTemps, DType tempType,
+                           function_ref<void(StreamTile &)> compute) {
+  int64_t n = out.numElements();
+  StreamOptions opts;
+  opts.inTypes = {a.dtype, b.dtype};
+  opts.tempType = tempType;
+  if (a.numElements() == n && b.numElements() == n)
+    return streamFlat(ctx, n, out.addr, {a.addr, b.addr}, out.dtype, numTemps,
+                      compute, opts);
+  SmallVector<BDim> dims = coalesceBinary(out.shape, a.shape, b.shape);
+  if (dims.size() > 4)
+    return ctx.error() << "codegen cannot broadcast "
+                       << ctx.op()->getOperand(0).getType() << " with "
+                       << ctx.op()->getOperand(1).getType()
+                       << " (more than 4 dims after merging)";
+  // Place the coalesced dims as [N, C, H, W], channels on lanes.
+  static const int kSlots[5][4] = {
+      {}, {1}, {1, 3}, {0, 1, 3}, {0, 1, 2, 3}};
+  std::array<int64_t, 4> shape{1, 1, 1, 1}, os{0, 0, 0, 0};
+  StreamInput ia{a.addr, {1, 1, 1, 1}, {0, 0, 0, 0}},
+      ib{b.addr, {1, 1, 1, 1}, {0, 0, 0, 0}};
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int s = kSlots[dims.size()][i];
+    shape[s] = dims[i].size;
+    os[s] = dims[i].out;
+    ia.shape[s] = dims[i].a ? dims[i].size : 1;
+    ia.strides[s] = dims[i].a;
+    ib.shape[s] = dims[i].b ? dims[i].size : 1;
+    ib.strides[s] = dims[i].b;
+  }
+  return streamElementwise(ctx, shape, out.addr, os, {ia, ib}, out.dtype,
+                           numTemps, compute, opts);
+}
+
+/// INT8 Add/Sub/Mul (QuantParams.h): both operands rescaled into INT32
+/// scratch, combined there (relu on the accumulator), then requantized.
+LogicalResult quantBinaryCodegen(CodegenContext &ctx, const Tensor &a,
+                                 const Tensor &b, const Tensor &out,
+                                 BinaryOp kind, bool relu) {
+  Operation *op = ctx.op();
+  if (a.dtype != DType::INT8 || b.dtype != DType::INT8 ||
+      out.dtype != DType::INT8 || !tpu::isQuantized(op->getOperand(0).getType()) ||
+      !tpu::isQuantized(op->getOperand(1).getType()))
+    return ctx.error() << "INT8 codegen needs quantized INT8 operands";
+  if (kind != BinaryOp::Add && kind != BinaryOp::Sub && kind != BinaryOp::Mul)
+    return ctx.error() << "has no INT8 codegen";
+  tpu::QParams ql = tpu::qparams(op->getOperand(0).getType()),
+               qr = tpu::qparams(op->getOperand(1).getType()),
+               qo = tpu::qparams(op->getResult(0).getType());
+  int32_t ml = 1, mr = 1;
+  Requant rq;
+  rq.zp = qo.zp;
+  if (kind == BinaryOp::Mul) {
+    std::tie(rq.multiplier, rq.shift) = tpu::mulParams(ql, qr, qo);
+  } else {
+    tpu::SharedShift sp = tpu::addParams(ql, qr, qo);
+    ml = sp.m[0], mr = sp.m[1], rq.shift = sp.shift;
+  }
+  return streamBinary(ctx, a, b, out, 2, DType::INT32, [&](StreamTile &t) {
+    auto emit = [&](const Instruction &i) { return t.emit(i); };
+    emitRescale(emit, t.temps[0], t.ins[0], ql.zp, ml);
+    emitRescale(emit, t.temps[1], t.ins[1], qr.zp, mr);
+    t.emit(makeBinary(kind, t.temps[0], t.temps[0], t.temps[1], relu));
+    emitRequant(emit, t.out, t.temps[0], rq);
+  });
+}
+
 LogicalResult binaryCodegen(CodegenContext &ctx, BinaryOp kind, bool relu) {
   Operation *op = ctx.op();
-  auto dtype = floatComputeType(ctx);
-  if (failed(dtype))
-    return failure();
   auto a = getTensor(ctx, op->getOperand(0)),
        b = getTensor(ctx, op->getOperand(1)),
        out = getTensor(ctx, op->getResult(0));
   if (failed(a) || failed(b) || failed(out))
+    return failure();
+  bool selects = kind == BinaryOp::Max || kind == BinaryOp::Min;
+  // Max/Min of one quantized type select values: no rescaling.
+  if (isQuantizedOp(op) && !selects)
+    return quantBinaryCodegen(ctx, *a, *b, *out, kind, relu);
+  auto dtype = selects ? storageType(ctx) : floatComputeType(ctx);
+  if (failed(dtype))
     return failure();
   int64_t n = out->numElements();
 
@@ -91,39 +168,9 @@ LogicalResult binaryCodegen(CodegenContext &ctx, BinaryOp kind, bool relu) {
                         t.emit(i);
                       });
   }
-  if (a->numElements() == n && b->numElements() == n)
-    return streamFlat(ctx, n, out->addr, {a->addr, b->addr}, *dtype, 0,
-                      [&](StreamTile &t) {
-                        t.emit(makeBinary(kind, t.out, t.ins[0], t.ins[1],
-                                          relu));
-                      });
-
-  SmallVector<BDim> dims = coalesceBinary(out->shape, a->shape, b->shape);
-  if (dims.size() > 4)
-    return ctx.error() << "codegen cannot broadcast "
-                       << op->getOperand(0).getType() << " with "
-                       << op->getOperand(1).getType()
-                       << " (more than 4 dims after merging)";
-  // Place the coalesced dims as [N, C, H, W], channels on lanes.
-  static const int kSlots[5][4] = {
-      {}, {1}, {1, 3}, {0, 1, 3}, {0, 1, 2, 3}};
-  std::array<int64_t, 4> shape{1, 1, 1, 1}, os{0, 0, 0, 0};
-  StreamInput ia{a->addr, {1, 1, 1, 1}, {0, 0, 0, 0}},
-      ib{b->addr, {1, 1, 1, 1}, {0, 0, 0, 0}};
-  for (size_t i = 0; i < dims.size(); ++i) {
-    int s = kSlots[dims.size()][i];
-    shape[s] = dims[i].size;
-    os[s] = dims[i].out;
-    ia.shape[s] = dims[i].a ? dims[i].size : 1;
-    ia.strides[s] = dims[i].a;
-    ib.shape[s] = dims[i].b ? dims[i].size : 1;
-    ib.strides[s] = dims[i].b;
-  }
-  return streamElementwise(ctx, shape, out->addr, os, {ia, ib}, *dtype, 0,
-                           [&](StreamTile &t) {
-                             t.emit(makeBinary(kind, t.out, t.ins[0],
-                                               t.ins[1], relu));
-                           });
+  return streamBinary(ctx, *a, *b, *out, 0, *dtype, [&](StreamTile &t) {
+    t.emit(makeBinary(kind, t.out, t.ins[0], t.ins[1], relu));
+  });
 }
 
 template <typename OpTy, BinaryOp Kind>
@@ -246,9 +293,111 @@ struct CastModel
   }
 };
 
+/// Float <-> INT8 with QuantCast's arithmetic in F32 (QuantParams.h):
+/// quantize x * inv (+ zp) then cast half away from zero; dequantize
+/// (q - zp) * scale rounded once to the result. Float to float: one cast.
+struct QuantCastModel
+    : public CodegenInterface::ExternalModel<QuantCastModel, tpu::QuantCastOp> {
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    auto in = getTensor(ctx, op->getOperand(0)),
+         out = getTensor(ctx, op->getResult(0));
+    if (failed(in) || failed(out))
+      return failure();
+    Type inType = op->getOperand(0).getType(), outType = op->getResult(0).getType();
+    bool quantize = tpu::isQuantized(outType), dequantize = tpu::isQuantized(inType);
+    if ((quantize && (!isFloat(in->dtype) || out->dtype != DType::INT8)) ||
+        (dequantize && (in->dtype != DType::INT8 || !isFloat(out->dtype))) ||
+        (!quantize && !dequantize && (!isFloat(in->dtype) || !isFloat(out->dtype))))
+      return ctx.error() << "codegen supports float <-> INT8 and float <-> "
+                         << "float casts, got " << inType << " -> " << outType;
+    StreamOptions opts;
+    opts.inTypes = {in->dtype};
+    opts.tempType = DType::F32;
+    return streamFlat(
+        ctx, out->numElements(), out->addr, {in->addr}, out->dtype, 1,
+        [&](StreamTile &t) {
+          if (quantize) {
+            tpu::QParams q = tpu::qparams(outType);
+            float inv = float(1.0 / q.scale);
+            t.emit(makeBinaryScalar(BinaryOp::Mul, t.temps[0], t.ins[0], inv));
+            if (q.zp != 0)
+              t.emit(makeBinaryScalar(BinaryOp::Add, t.temps[0], t.temps[0],
+                                      float(q.zp)));
+            t.emit(makeCast(t.out, t.temps[0], tpu::kQuantRound));
+          } else if (dequantize) {
+            tpu::QParams q = tpu::qparams(inType);
+            t.emit(makeBinaryScalar(BinaryOp::Sub, t.temps[0], t.ins[0],
+                                    float(q.zp)));
+            t.emit(makeBinaryScalar(BinaryOp::Mul, t.out, t.temps[0],
+                                    float(q.scale)));
+          } else {
+            t.emit(makeCast(t.out, t.ins[0], RoundMode::HalfToEven));
+          }
+        },
+        opts);
+  }
+};
+
+/// INT8 rescale: requantize(x - zi, m, s, zo) through an INT32 scratch.
+struct RequantModel
+    : public CodegenInterface::ExternalModel<RequantModel, tpu::RequantOp> {
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    auto in = getTensor(ctx, op->getOperand(0)),
+         out = getTensor(ctx, op->getResult(0));
+    if (failed(in) || failed(out))
+      return failure();
+    if (in->dtype != DType::INT8 || out->dtype != DType::INT8)
+      return ctx.error() << "codegen supports INT8 -> INT8 requant only";
+    tpu::QParams qi = tpu::qparams(op->getOperand(0).getType()),
+                 qo = tpu::qparams(op->getResult(0).getType());
+    Requant rq;
+    std::tie(rq.multiplier, rq.shift) = tpu::requantParams(qi, qo);
+    rq.zp = qo.zp;
+    StreamOptions opts;
+    opts.inTypes = {in->dtype};
+    opts.tempType = DType::INT32;
+    return streamFlat(
+        ctx, out->numElements(), out->addr, {in->addr}, out->dtype, 1,
+        [&](StreamTile &t) {
+          auto emit = [&](const Instruction &i) { return t.emit(i); };
+          emitRescale(emit, t.temps[0], t.ins[0], qi.zp, 1);
+          emitRequant(emit, t.out, t.temps[0], rq);
+        },
+        opts);
+  }
+};
+
+/// INT8 function by table: the 256 entries stay in LMEM for every tile.
+struct LutModel : public CodegenInterface::ExternalModel<LutModel, tpu::LutOp> {
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    auto lut = cast<tpu::LutOp>(op);
+    auto in = getTensor(ctx, lut.getInput()), table = getTensor(ctx, lut.getTable()),
+         out = getTensor(ctx, lut.getOutput());
+    if (failed(in) || failed(table) || failed(out))
+      return failure();
+    if (in->dtype != DType::INT8 && in->dtype != DType::UINT8)
+      return ctx.error() << "lut indices must be 8-bit, got " << lut.getInput().getType();
+    if (table->numElements() != 256 || table->dtype != out->dtype)
+      return ctx.error() << "lut table must hold 256 values of the result's "
+                         << "type, got " << lut.getTable().getType();
+    StreamOptions opts;
+    opts.inTypes = {in->dtype};
+    opts.consts.push_back({table->addr, {1, 1, 1, 256}, table->dtype});
+    return streamFlat(ctx, out->numElements(), out->addr, {in->addr},
+                      out->dtype, 0,
+                      [&](StreamTile &t) {
+                        t.emit(makeLut(t.out, t.ins[0], t.consts[0]));
+                      },
+                      opts);
+  }
+};
+
 } // namespace
 
 void attachElementwiseModels(MLIRContext *ctx) {
+  tpu::QuantCastOp::attachInterface<QuantCastModel>(*ctx);
+  tpu::RequantOp::attachInterface<RequantModel>(*ctx);
+  tpu::LutOp::attachInterface<LutModel>(*ctx);
   tpu::AddOp::attachInterface<BinaryModel<tpu::AddOp, BinaryOp::Add>>(*ctx);
   tpu::SubOp::attachInterface<BinaryModel<tpu::SubOp, BinaryOp::Sub>>(*ctx);
   tpu::MulOp::attachInterface<BinaryModel<tpu::MulOp, BinaryOp::Mul>>(*ctx);

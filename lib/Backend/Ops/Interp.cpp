@@ -39,11 +39,11 @@ std::pair<int64_t, int64_t> band(const std::vector<float> &m, int64_t cols,
 struct InterpModel
     : public CodegenInterface::ExternalModel<InterpModel, tpu::InterpOp> {
   LogicalResult layoutWeight(Operation *op, unsigned index,
-                             std::vector<float> &data) const {
+                             std::vector<int64_t> &data) const {
     if (index != 2)
       return success();
     auto s = getShape(op->getOperand(2)); // [OW, W] -> [W, OW]
-    std::vector<float> t(data.size());
+    std::vector<int64_t> t(data.size());
     for (int64_t i = 0; i < s[0]; ++i)
       for (int64_t j = 0; j < s[1]; ++j)
         t[j * s[0] + i] = data[i * s[1] + j];

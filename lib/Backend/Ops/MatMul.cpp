@@ -44,12 +44,12 @@ bool isRowTimesWeight(tpu::MatMulOp op) {
 struct MatMulModel
     : public CodegenInterface::ExternalModel<MatMulModel, tpu::MatMulOp> {
   LogicalResult layoutWeight(Operation *op, unsigned index,
-                             std::vector<float> &data) const {
+                             std::vector<int64_t> &data) const {
     if (index != 1 || !isRowTimesWeight(cast<tpu::MatMulOp>(op)))
       return success();
     auto b = getShape(op->getOperand(1));
     int64_t K = b[0], N = b[1];
-    std::vector<float> t(data.size());
+    std::vector<int64_t> t(data.size());
     for (int64_t k = 0; k < K; ++k)
       for (int64_t n = 0; n < N; ++n)
         t[n * K + k] = data[k * N + n];
@@ -67,8 +67,14 @@ struct MatMulModel
 LogicalResult rowTimesWeight(tpu::MatMulOp op, CodegenContext &ctx,
                              const Tensor &x, const Tensor &w,
                              const Tensor &out, bool hasBias,
-                             uint64_t biasAddr, DType t) {
-  const int64_t es = dtypeSize(t), L = ctx.lanes();
+                             uint64_t biasAddr, const MacTypes &ty,
+                             const MacEpilogue &ep) {
+  const int64_t L = ctx.lanes(), ies = dtypeSize(ty.in),
+                wes = dtypeSize(ty.weight), bes = dtypeSize(ty.bias),
+                oes = dtypeSize(ty.out);
+  const bool quant = ty.quantized();
+  // Sums over K tiles and the bias add stay F32 for F16/BF16 results.
+  const int64_t es = std::max({ies, wes, bes, int64_t(4)});
   const int64_t K = x.shape.back(), N = out.shape.back();
   const int64_t budget = int64_t(ctx.lmemFree()) - 10 * 64;
   auto roundLanes = [&](int64_t v) { return std::max(L, ceilDiv(v, L) * L); };
@@ -76,7 +82,7 @@ LogicalResult rowTimesWeight(tpu::MatMulOp op, CodegenContext &ctx,
   int64_t nT = std::min(N, roundLanes(ceilDiv(N, 4))), kT = K;
   auto fits = [&]() {
     int64_t rows = ceilDiv(nT, L);
-    return (2 * rows * kT + 2 * ceilDiv(kT, L) + 4 * rows) * es <= budget;
+    return (2 * rows * kT + 2 * ceilDiv(kT, L) + 6 * rows) * es <= budget;
   };
   while (!fits()) {
     if (nT > L)
@@ -91,13 +97,15 @@ LogicalResult rowTimesWeight(tpu::MatMulOp op, CodegenContext &ctx,
       return ctx.error() << "does not fit local memory";
   }
   const int64_t nN = ceilDiv(N, nT), nK = ceilDiv(K, kT);
+  const DType acc = nK > 1 || hasBias ? wideFloat(ty.acc) : ty.acc;
   Pipeline pipe;
-  enum { kLeft, kRight, kBias, kOut };
-  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, nT, 1, kT}, t), 2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, 1}, t),
+  enum { kLeft, kRight, kBias, kOut, kQOut };
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, nT, 1, kT}, ty.weight), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, 1}, ty.in),
                            nK == 1 ? 1 : 2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, nT, 1, 1}, t), 2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, nT, 1, 1}, t), 2)))
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, nT, 1, 1}, ty.bias), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, nT, 1, 1}, acc), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, nT, 1, 1}, ty.out), 2)))
     return failure();
   auto ext = [](int64_t i, int64_t tile, int64_t total) {
     return std::min(tile, total - i * tile);
@@ -106,26 +114,27 @@ LogicalResult rowTimesWeight(tpu::MatMulOp op, CodegenContext &ctx,
   for (int64_t ni = 0; ni < nN; ++ni)
     for (int64_t ki = 0; ki < nK; ++ki)
       steps.push_back({ni, ki});
-  SmallVector<std::array<LBuf *, 4>> bufs(steps.size());
+  SmallVector<std::array<LBuf *, 5>> bufs(steps.size());
   auto loadStep = [&](size_t i) {
     auto [ni, ki] = steps[i];
     int64_t n = ext(ni, nT, N), k = ext(ki, kT, K);
     auto [l, newL] = pipe.acquire(kLeft, ni * nK + ki);
     if (newL)
-      ctx.load(*l, lmemTensor(l->addr, 1, n, 1, k, t),
-               ddrOperand(w.addr + (ni * nT * K + ki * kT) * es, {1, n, 1, k},
-                          {N * K, K, K, 1}, t));
+      ctx.load(*l, lmemTensor(l->addr, 1, n, 1, k, ty.weight),
+               ddrOperand(w.addr + (ni * nT * K + ki * kT) * wes, {1, n, 1, k},
+                          {N * K, K, K, 1}, ty.weight));
     auto [r, newR] = pipe.acquire(kRight, ki);
     if (newR)
-      ctx.load(*r, lmemTensor(r->addr, 1, k, 1, 1, t),
-               ddrOperand(x.addr + ki * kT * es, {1, k, 1, 1}, {K, 1, 1, 1},
-                          t));
+      ctx.load(*r, lmemTensor(r->addr, 1, k, 1, 1, ty.in),
+               ddrOperand(x.addr + ki * kT * ies, {1, k, 1, 1}, {K, 1, 1, 1},
+                          ty.in));
     auto [bb, newB] = pipe.acquire(kBias, ni);
     if (newB && hasBias)
-      ctx.load(*bb, lmemTensor(bb->addr, 1, n, 1, 1, t),
-               ddrOperand(biasAddr + ni * nT * es, {1, n, 1, 1}, {N, 1, 1, 1},
-                          t));
-    bufs[i] = {l, r, bb, pipe.acquire(kOut, ni).first};
+      ctx.load(*bb, lmemTensor(bb->addr, 1, n, 1, 1, ty.bias),
+               ddrOperand(biasAddr + ni * nT * bes, {1, n, 1, 1}, {N, 1, 1, 1},
+                          ty.bias));
+    bufs[i] = {l, r, bb, pipe.acquire(kOut, ni).first,
+               pipe.acquire(kQOut, ni).first};
   };
   loadStep(0);
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -133,11 +142,11 @@ LogicalResult rowTimesWeight(tpu::MatMulOp op, CodegenContext &ctx,
       loadStep(i + 1);
     auto [ni, ki] = steps[i];
     int64_t n = ext(ni, nT, N), k = ext(ki, kT, K);
-    auto [l, r, bb, o] = bufs[i];
+    auto [l, r, bb, o, qo] = bufs[i];
     bool last = ki == nK - 1;
-    Operand outL = lmemTensor(o->addr, 1, n, 1, 1, t);
-    ctx.tiu(makeMatMul(outL, lmemTensor(l->addr, 1, n, 1, k, t),
-                       lmemTensor(r->addr, 1, k, 1, 1, t), {},
+    Operand outL = lmemTensor(o->addr, 1, n, 1, 1, acc);
+    ctx.tiu(makeMatMul(outL, lmemTensor(l->addr, 1, n, 1, k, ty.weight),
+                       lmemTensor(r->addr, 1, k, 1, 1, ty.in), {},
                        /*accumulate=*/ki > 0,
                        /*relu=*/last && !hasBias && op.getDoRelu()),
             {l, r, bb, o});
@@ -145,11 +154,20 @@ LogicalResult rowTimesWeight(tpu::MatMulOp op, CodegenContext &ctx,
       continue;
     if (hasBias)
       ctx.tiu(makeBinary(BinaryOp::Add, outL, outL,
-                         lmemTensor(bb->addr, 1, n, 1, 1, t), op.getDoRelu()),
+                         lmemTensor(bb->addr, 1, n, 1, 1, ty.bias),
+                         op.getDoRelu()),
               {bb, o});
-    ctx.store(
-        ddrOperand(out.addr + ni * nT * es, {1, n, 1, 1}, {N, 1, 1, 1}, t), *o,
-        outL);
+    Operand result = outL;
+    LBuf *rb = o;
+    if (quant) {
+      result = lmemTensor(qo->addr, 1, n, 1, 1, ty.out);
+      emitRequant([&](const Instruction &inst) { return ctx.tiu(inst, {o, qo}); },
+                  result, outL, ep.rq);
+      rb = qo;
+    }
+    ctx.store(ddrOperand(out.addr + ni * nT * oes, {1, n, 1, 1}, {N, 1, 1, 1},
+                         ty.out),
+              *rb, result);
   }
   return success();
 }
@@ -213,31 +231,37 @@ int64_t outputStationaryBytes(int64_t M, int64_t K, int64_t N,
 LogicalResult outputStationary(tpu::MatMulOp op, CodegenContext &ctx,
                                const Tensor &a, const Tensor &b,
                                const Tensor &out, bool hasBias,
-                               uint64_t biasAddr, DType t, int64_t M,
-                               int64_t K, int64_t N, const OsTiles &tiles) {
-  const int64_t es = dtypeSize(t);
+                               uint64_t biasAddr, const MacTypes &ty,
+                               const MacEpilogue &ep, int64_t M, int64_t K,
+                               int64_t N, const OsTiles &tiles) {
+  const int64_t ies = dtypeSize(ty.in), wes = dtypeSize(ty.weight),
+                bes = dtypeSize(ty.bias), oes = dtypeSize(ty.out);
   const int64_t mT = tiles.mT, kT = tiles.kT, nT = tiles.nT;
   const int64_t nM = ceilDiv(M, mT), nN = ceilDiv(N, nT), nK = ceilDiv(K, kT);
-  const bool lr = tiles.leftResident;
+  const DType t = nK > 1 ? wideFloat(ty.acc) : ty.acc;
+  const int64_t es = dtypeSize(t);
+  const bool lr = tiles.leftResident, quant = ty.quantized();
   const unsigned rowSlots = nM == 1 ? 1 : 2;
   Pipeline pipe;
-  enum { kLeft, kRight, kBias, kOut };
-  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, lr ? K : kT}, t),
+  enum { kLeft, kRight, kBias, kOut, kQOut };
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, lr ? K : kT}, ty.in),
                            lr ? rowSlots : 2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, nT}, t),
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, nT}, ty.weight),
                            nN * nK == 1 && nM == 1 ? 1 : 2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, 1, 1, lr ? nT : N}, t),
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, 1, 1, lr ? nT : N}, ty.bias),
                            lr ? 2 : 1)) ||
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, lr ? nT : N}, t),
-                           lr ? 2 : rowSlots)))
+                           lr ? 2 : rowSlots)) ||
+      (quant && failed(pipe.addGroup(
+                    ctx, ctx.lmemBytes({1, mT, 1, nT}, ty.out), 2))))
     return failure();
   auto ext = [](int64_t i, int64_t tile, int64_t total) {
     return std::min(tile, total - i * tile);
   };
   // An [m, w] window at column c0 of a [mT, width] LMEM row block.
   auto window = [&](LBuf *buf, int64_t width, int64_t c0, int64_t m,
-                    int64_t w) {
-    Operand v = lmemTensor(buf->addr + c0 * es, 1, m, 1, w, t);
+                    int64_t w, DType dt) {
+    Operand v = lmemTensor(buf->addr + c0 * dtypeSize(dt), 1, m, 1, w, dt);
     v.stride[0] = v.stride[1] = v.stride[2] = int32_t(width);
     return v;
   };
@@ -248,31 +272,33 @@ LogicalResult outputStationary(tpu::MatMulOp op, CodegenContext &ctx,
   for (int64_t mi = 0; mi < nM; ++mi)
     for (int64_t i = 0; i < nK * nN; ++i)
       steps.push_back(lr ? Step{mi, i % nK, i / nK} : Step{mi, i / nN, i % nN});
-  SmallVector<std::array<LBuf *, 4>> bufs(steps.size());
+  SmallVector<std::array<LBuf *, 5>> bufs(steps.size());
   auto loadStep = [&](size_t i) {
     const Step &s = steps[i];
     int64_t m = ext(s.m, mT, M), n = ext(s.n, nT, N), k = ext(s.k, kT, K);
     auto [l, newL] = pipe.acquire(kLeft, lr ? s.m : s.m * nK + s.k);
     if (newL && lr)
-      ctx.load(*l, lmemTensor(l->addr, 1, m, 1, K, t),
-               ddrOperand(a.addr + s.m * mT * K * es, {1, m, 1, K},
-                          {M * K, K, K, 1}, t));
+      ctx.load(*l, lmemTensor(l->addr, 1, m, 1, K, ty.in),
+               ddrOperand(a.addr + s.m * mT * K * ies, {1, m, 1, K},
+                          {M * K, K, K, 1}, ty.in));
     else if (newL)
-      ctx.load(*l, lmemTensor(l->addr, 1, m, 1, k, t),
-               ddrOperand(a.addr + (s.m * mT * K + s.k * kT) * es,
-                          {1, m, 1, k}, {M * K, K, K, 1}, t));
+      ctx.load(*l, lmemTensor(l->addr, 1, m, 1, k, ty.in),
+               ddrOperand(a.addr + (s.m * mT * K + s.k * kT) * ies,
+                          {1, m, 1, k}, {M * K, K, K, 1}, ty.in));
     auto [r, newR] = pipe.acquire(kRight, s.k * nN + s.n);
     if (newR)
-      ctx.load(*r, lmemTensor(r->addr, 1, k, 1, n, t),
-               ddrOperand(b.addr + (s.k * kT * N + s.n * nT) * es,
-                          {1, k, 1, n}, {K * N, N, N, 1}, t));
+      ctx.load(*r, lmemTensor(r->addr, 1, k, 1, n, ty.weight),
+               ddrOperand(b.addr + (s.k * kT * N + s.n * nT) * wes,
+                          {1, k, 1, n}, {K * N, N, N, 1}, ty.weight));
     auto [bb, newB] = pipe.acquire(kBias, lr ? s.n : 0);
     int64_t b0 = lr ? s.n * nT : 0, bn = lr ? n : N;
     if (newB && hasBias)
-      ctx.load(*bb, lmemTensor(bb->addr, 1, 1, 1, bn, t),
-               ddrOperand(biasAddr + b0 * es, {1, 1, 1, bn}, {N, N, N, 1}, t));
+      ctx.load(*bb, lmemTensor(bb->addr, 1, 1, 1, bn, ty.bias),
+               ddrOperand(biasAddr + b0 * bes, {1, 1, 1, bn}, {N, N, N, 1},
+                          ty.bias));
     bufs[i] = {l, r, bb,
-               pipe.acquire(kOut, lr ? s.m * nN + s.n : s.m).first};
+               pipe.acquire(kOut, lr ? s.m * nN + s.n : s.m).first,
+               quant ? pipe.acquire(kQOut, int64_t(i)).first : nullptr};
   };
   loadStep(0);
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -280,24 +306,34 @@ LogicalResult outputStationary(tpu::MatMulOp op, CodegenContext &ctx,
       loadStep(i + 1);
     const Step &s = steps[i];
     int64_t m = ext(s.m, mT, M), n = ext(s.n, nT, N), k = ext(s.k, kT, K);
-    auto [l, r, bb, o] = bufs[i];
+    auto [l, r, bb, o, qo] = bufs[i];
     bool first = s.k == 0, last = s.k == nK - 1;
     Operand outL = lr ? lmemTensor(o->addr, 1, m, 1, n, t)
-                      : window(o, N, s.n * nT, m, n);
-    Operand leftL = lr ? window(l, K, s.k * kT, m, k)
-                       : lmemTensor(l->addr, 1, m, 1, k, t);
+                      : window(o, N, s.n * nT, m, n, t);
+    Operand leftL = lr ? window(l, K, s.k * kT, m, k, ty.in)
+                       : lmemTensor(l->addr, 1, m, 1, k, ty.in);
     Operand biasL;
     if (hasBias && first)
-      biasL = lmemTensor(bb->addr + (lr ? 0 : s.n * nT) * es, 1, 1, 1, n, t);
+      biasL = lmemTensor(bb->addr + (lr ? 0 : s.n * nT) * bes, 1, 1, 1, n,
+                         ty.bias);
     ctx.tiu(makeMatMul(outL, leftL,
-                       lmemTensor(r->addr, 1, k, 1, n, t), biasL,
+                       lmemTensor(r->addr, 1, k, 1, n, ty.weight), biasL,
                        /*accumulate=*/!first, /*relu=*/last && op.getDoRelu()),
             {l, r, bb, o});
+    if (!last)
+      continue;
+    Operand result = outL;
+    LBuf *rb = o;
+    if (quant) {
+      result = lmemTensor(qo->addr, 1, m, 1, n, ty.out);
+      emitRequant([&](const Instruction &inst) { return ctx.tiu(inst, {o, qo}); },
+                  result, outL, ep.rq);
+      rb = qo;
+    }
     // Store each finished N tile right away so stores overlap compute.
-    if (last)
-      ctx.store(ddrOperand(out.addr + (s.m * mT * N + s.n * nT) * es,
-                           {1, m, 1, n}, {M * N, N, N, 1}, t),
-                *o, outL);
+    ctx.store(ddrOperand(out.addr + (s.m * mT * N + s.n * nT) * oes,
+                         {1, m, 1, n}, {M * N, N, N, 1}, ty.out),
+              *rb, result);
   }
   return success();
 }
@@ -305,9 +341,15 @@ LogicalResult outputStationary(tpu::MatMulOp op, CodegenContext &ctx,
 LogicalResult MatMulModel::codegen(Operation *operation,
                                    CodegenContext &ctx) const {
   auto op = cast<tpu::MatMulOp>(operation);
-  auto dtype = floatComputeType(ctx);
-  if (failed(dtype))
+  auto types = macTypes(ctx, op.getRight(), op.getBias());
+  if (failed(types))
     return failure();
+  const MacTypes &ty = *types;
+  auto ep = macEpilogue(ctx, op.getQuant(), ty);
+  if (failed(ep))
+    return failure();
+  if (ep->table) // the table's channels would be M's rows, not N's columns
+    return ctx.error() << "INT8 matmul needs a per-tensor [1, 2] quant operand";
   auto a = getTensor(ctx, op.getInput()), b = getTensor(ctx, op.getRight()),
        out = getTensor(ctx, op.getOutput());
   if (failed(a) || failed(b) || failed(out))
@@ -320,7 +362,13 @@ LogicalResult MatMulModel::codegen(Operation *operation,
       return failure();
     biasAddr = t->addr;
   }
-  const int64_t es = dtypeSize(*dtype), L = ctx.lanes();
+  const int64_t ies = dtypeSize(ty.in), wes = dtypeSize(ty.weight),
+                bes = dtypeSize(ty.bias), oes = dtypeSize(ty.out),
+                L = ctx.lanes();
+  const bool quant = ty.quantized();
+  // Tiles are sized for the widest buffer (a K-split F16 accumulator is F32).
+  const int64_t es =
+      std::max({ies, wes, int64_t(dtypeSize(wideFloat(ty.acc)))});
   int64_t M = a->shape[a->shape.size() - 2], K = a->shape.back(),
           N = b->shape.back();
   ArrayRef<int64_t> batch = ArrayRef<int64_t>(out->shape).drop_back(2);
@@ -328,7 +376,7 @@ LogicalResult MatMulModel::codegen(Operation *operation,
   if (M * K * N == 0 || out->numElements() == 0)
     return success();
   if (isRowTimesWeight(op))
-    return rowTimesWeight(op, ctx, *a, *b, *out, hasBias, biasAddr, *dtype);
+    return rowTimesWeight(op, ctx, *a, *b, *out, hasBias, biasAddr, ty, *ep);
 
   // Matrix offsets (in elements) of each operand for every output batch.
   auto batchOffsets = [&](ArrayRef<int64_t> shape) {
@@ -369,7 +417,9 @@ LogicalResult MatMulModel::codegen(Operation *operation,
   // Tile sizes: shrink N, K, M (in lane multiples first) until it fits.
   int64_t mT = M, nT = N, kT = K;
   auto roundLanes = [&](int64_t v) { return std::max(L, v / L * L); };
-  const int64_t budget = ctx.lmemFree() - 10 * 64;
+  // A quantized result adds an INT8 tile at most half the accumulator's.
+  const int64_t budget =
+      (int64_t(ctx.lmemFree()) - 12 * 64) * (quant ? 2 : 3) / 3;
   auto fits = [&]() {
     int64_t left = ceilDiv(mT, L) * kT, right = ceilDiv(kT, L) * nT,
             o = ceilDiv(mT, L) * nT;
@@ -407,19 +457,22 @@ LogicalResult MatMulModel::codegen(Operation *operation,
       }
     }
     if (best)
-      return outputStationary(op, ctx, *a, *b, *out, hasBias, biasAddr,
-                              *dtype, M, K, N, *best);
+      return outputStationary(op, ctx, *a, *b, *out, hasBias, biasAddr, ty,
+                              *ep, M, K, N, *best);
   }
   const int64_t nM = ceilDiv(M, mT), nN = ceilDiv(N, nT), nK = ceilDiv(K, kT);
   bool oneRight = B == 1 && nN == 1 && nK == 1;
 
+  const DType acc = nK > 1 ? wideFloat(ty.acc) : ty.acc;
   Pipeline pipe;
-  enum { kLeft, kRight, kBias, kOut };
-  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, kT}, *dtype), 2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, nT}, *dtype),
+  enum { kLeft, kRight, kBias, kOut, kQOut };
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, kT}, ty.in), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, nT}, ty.weight),
                            oneRight ? 1 : 2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, 1, 1, nT}, *dtype), 2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, nT}, *dtype), 2)))
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, 1, 1, nT}, ty.bias), 2)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, nT}, acc), 2)) ||
+      (quant &&
+       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, nT}, ty.out), 2))))
     return failure();
 
   struct Step {
@@ -434,30 +487,31 @@ LogicalResult MatMulModel::codegen(Operation *operation,
   auto ext = [](int64_t i, int64_t t, int64_t total) {
     return std::min(t, total - i * t);
   };
-  SmallVector<std::array<LBuf *, 4>> bufs(steps.size());
+  SmallVector<std::array<LBuf *, 5>> bufs(steps.size());
   auto loadStep = [&](size_t i) {
     const Step &s = steps[i];
     int64_t m = ext(s.m, mT, M), n = ext(s.n, nT, N), k = ext(s.k, kT, K);
     auto [l, newL] = pipe.acquire(kLeft, (s.b * nM + s.m) * nK + s.k);
     if (newL)
-      ctx.load(*l, lmemTensor(l->addr, 1, m, 1, k, *dtype),
-               ddrOperand(a->addr + (aOff[s.b] + s.m * mT * K + s.k * kT) * es,
-                          {1, m, 1, k}, {M * K, K, K, 1}, *dtype));
+      ctx.load(*l, lmemTensor(l->addr, 1, m, 1, k, ty.in),
+               ddrOperand(a->addr + (aOff[s.b] + s.m * mT * K + s.k * kT) * ies,
+                          {1, m, 1, k}, {M * K, K, K, 1}, ty.in));
     int64_t rKey = bOff[s.b] / std::max<int64_t>(K * N, 1) * nN * nK +
                    s.n * nK + s.k;
     auto [r, newR] = pipe.acquire(kRight, rKey);
     if (newR)
-      ctx.load(*r, lmemTensor(r->addr, 1, k, 1, n, *dtype),
-               ddrOperand(b->addr + (bOff[s.b] + s.k * kT * N + s.n * nT) * es,
-                          {1, k, 1, n}, {K * N, N, N, 1}, *dtype));
+      ctx.load(*r, lmemTensor(r->addr, 1, k, 1, n, ty.weight),
+               ddrOperand(b->addr + (bOff[s.b] + s.k * kT * N + s.n * nT) * wes,
+                          {1, k, 1, n}, {K * N, N, N, 1}, ty.weight));
     auto [bb, newB] = pipe.acquire(kBias, s.n);
     if (newB && hasBias)
-      ctx.load(*bb, lmemTensor(bb->addr, 1, 1, 1, n, *dtype),
-               ddrOperand(biasAddr + s.n * nT * es, {1, 1, 1, n}, {N, N, N, 1},
-                          *dtype));
+      ctx.load(*bb, lmemTensor(bb->addr, 1, 1, 1, n, ty.bias),
+               ddrOperand(biasAddr + s.n * nT * bes, {1, 1, 1, n}, {N, N, N, 1},
+                          ty.bias));
     auto [o, unused] = pipe.acquire(kOut, (s.b * nM + s.m) * nN + s.n);
     (void)unused;
-    bufs[i] = {l, r, bb, o};
+    bufs[i] = {l, r, bb, o,
+               quant ? pipe.acquire(kQOut, int64_t(i)).first : nullptr};
   };
 
   loadStep(0);
@@ -466,22 +520,30 @@ LogicalResult MatMulModel::codegen(Operation *operation,
       loadStep(i + 1);
     const Step &s = steps[i];
     int64_t m = ext(s.m, mT, M), n = ext(s.n, nT, N), k = ext(s.k, kT, K);
-    auto [l, r, bb, o] = bufs[i];
+    auto [l, r, bb, o, qo] = bufs[i];
     bool first = s.k == 0, last = s.k == nK - 1;
-    Operand outL = lmemTensor(o->addr, 1, m, 1, n, *dtype);
+    Operand outL = lmemTensor(o->addr, 1, m, 1, n, acc);
     Operand biasL;
     if (hasBias && first)
-      biasL = lmemTensor(bb->addr, 1, 1, 1, n, *dtype);
-    ctx.tiu(makeMatMul(outL, lmemTensor(l->addr, 1, m, 1, k, *dtype),
-                       lmemTensor(r->addr, 1, k, 1, n, *dtype), biasL,
+      biasL = lmemTensor(bb->addr, 1, 1, 1, n, ty.bias);
+    ctx.tiu(makeMatMul(outL, lmemTensor(l->addr, 1, m, 1, k, ty.in),
+                       lmemTensor(r->addr, 1, k, 1, n, ty.weight), biasL,
                        /*accumulate=*/!first, /*relu=*/last && op.getDoRelu()),
             {l, r, bb, o});
-    if (last) {
-      // Output rows of batch b: folded batches are rows of M.
-      uint64_t addr = out->addr + (s.b * M * N + s.m * mT * N + s.n * nT) * es;
-      ctx.store(ddrOperand(addr, {1, m, 1, n}, {M * N, N, N, 1}, *dtype), *o,
-                outL);
+    if (!last)
+      continue;
+    Operand result = outL;
+    LBuf *rb = o;
+    if (quant) {
+      result = lmemTensor(qo->addr, 1, m, 1, n, ty.out);
+      emitRequant([&](const Instruction &inst) { return ctx.tiu(inst, {o, qo}); },
+                  result, outL, ep->rq);
+      rb = qo;
     }
+    // Output rows of batch b: folded batches are rows of M.
+    uint64_t addr = out->addr + (s.b * M * N + s.m * mT * N + s.n * nT) * oes;
+    ctx.store(ddrOperand(addr, {1, m, 1, n}, {M * N, N, N, 1}, ty.out), *rb,
+              result);
   }
   return success();
 }

@@ -5,8 +5,13 @@
 // which keeps count_include_pad averages exact (a window never reaches past
 // the rows a tile loads). Whole planes stack batches, then channels per lane.
 //
+// INT8 average pooling (QuantParams.h): the tile is rescaled into INT32,
+// a = (x - zi) * m, pooled there (integer average, half away from zero, of
+// the exact sum) and requantized with the shared shift.
+//
 //===----------------------------------------------------------------------===//
 #include "Common.h"
+#include "tpuc/Dialect/Tpu/IR/QuantParams.h"
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -18,10 +23,21 @@ namespace {
 template <typename OpTy>
 LogicalResult poolCodegen(OpTy op, CodegenContext &ctx, PoolMode mode,
                           bool countPad) {
-  auto dtype = floatComputeType(ctx);
+  // Max pooling selects values of any dtype; INT8 averages go through INT32
+  // (see the header).
+  const bool quant = mode == PoolMode::Avg && isQuantizedOp(op);
+  auto dtype = mode == PoolMode::Max ? storageType(ctx)
+               : quant               ? storageType(ctx)
+                                     : floatComputeType(ctx);
   auto in = getTensor(ctx, op.getInput()), out = getTensor(ctx, op.getOutput());
   if (failed(dtype) || failed(in) || failed(out))
     return failure();
+  if (quant && *dtype != DType::INT8)
+    return ctx.error() << "INT8 average pooling needs INT8 tensors";
+  tpu::QParams qi = tpu::qparams(op.getInput().getType());
+  tpu::SharedShift sp;
+  if (quant)
+    sp = tpu::avgPoolParams(qi, tpu::qparams(op.getOutput().getType()));
   const int64_t N = in->shape[0], C = in->shape[1], H = in->shape[2],
                 W = in->shape[3], OH = out->shape[2], OW = out->shape[3];
   if (out->numElements() == 0)
@@ -29,14 +45,19 @@ LogicalResult poolCodegen(OpTy op, CodegenContext &ctx, PoolMode mode,
   auto k = getI64s(op.getKernelShape()), s = getI64s(op.getStrides()),
        pads = getI64s(op.getPads());
   const int64_t KH = k[0], sh = s[0], pt = pads[0];
-  const int64_t L = ctx.lanes(), es = dtypeSize(*dtype);
-  const int64_t budget = int64_t(ctx.lmemFree()) / es - 4 * 64;
+  // Quantized: the rescaled input and the average are INT32.
+  const DType acc = quant ? DType::INT32 : *dtype;
+  const int64_t L = ctx.lanes(), es = dtypeSize(*dtype), aes = dtypeSize(acc);
+  const int64_t budget = int64_t(ctx.lmemFree()) - 8 * 64;
   auto rowsFor = [&](int64_t ohT) {
     return std::min((ohT - 1) * sh + KH, H);
   };
   auto need = [&](int64_t cT, int64_t nT, int64_t ohT) {
     int64_t slots = ceilDiv(cT, L);
-    return 2 * slots * nT * (rowsFor(ohT) * W + ohT * OW);
+    int64_t inB = rowsFor(ohT) * W, outB = ohT * OW;
+    return slots * nT *
+           (2 * inB * es + 2 * outB * aes +
+            (quant ? inB * aes + 2 * outB * es : 0));
   };
   int64_t cT = std::min(C, L), nT = 1, ohT = 0;
   for (int64_t h = OH; h >= 1; --h)
@@ -46,7 +67,7 @@ LogicalResult poolCodegen(OpTy op, CodegenContext &ctx, PoolMode mode,
     }
   if (!ohT)
     return ctx.error() << "does not fit local memory: one output row needs "
-                       << need(cT, 1, 1) * es << " bytes per lane";
+                       << need(cT, 1, 1) << " bytes per lane";
   if (ohT == OH) {
     while (nT < N && need(cT, nT + 1, OH) <= budget)
       ++nT;
@@ -65,10 +86,15 @@ LogicalResult poolCodegen(OpTy op, CodegenContext &ctx, PoolMode mode,
         steps.push_back({c, std::min(cT, C - c), n, std::min(nT, N - n), oh,
                          std::min(ohT, OH - oh)});
   Pipeline pipe;
-  enum { kIn, kOut };
+  enum { kIn, kOut, kTmp, kQOut };
   if (failed(pipe.addGroup(ctx, ctx.lmemBytes({nT, cT, rowsFor(ohT), W}, *dtype),
                            2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({nT, cT, ohT, OW}, *dtype), 2)))
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({nT, cT, ohT, OW}, acc), 2)))
+    return failure();
+  if (quant &&
+      (failed(pipe.addGroup(ctx, ctx.lmemBytes({nT, cT, rowsFor(ohT), W}, acc),
+                            1)) ||
+       failed(pipe.addGroup(ctx, ctx.lmemBytes({nT, cT, ohT, OW}, *dtype), 2))))
     return failure();
 
   auto rows = [&](const Step &st, int64_t &r0, int64_t &n, int64_t &padT,
@@ -105,14 +131,34 @@ LogicalResult poolCodegen(OpTy op, CodegenContext &ctx, PoolMode mode,
     pp.pad_top = int(padT), pp.pad_bottom = int(padB);
     pp.pad_left = int(pads[1]), pp.pad_right = int(pads[3]);
     pp.count_include_pad = countPad;
-    Operand outL = lmemTensor(o->addr, st.n, st.c, st.oh, OW, *dtype);
-    ctx.tiu(makePool(mode, outL,
-                     lmemTensor(x->addr, st.n, st.c, nr, W, *dtype), pp),
-            {x, o});
+    Operand outL = lmemTensor(o->addr, st.n, st.c, st.oh, OW, acc);
+    Operand inL = lmemTensor(x->addr, st.n, st.c, nr, W, *dtype);
+    Operand result = outL;
+    LBuf *rb = o;
+    if (quant) {
+      LBuf *tmp = pipe.acquire(kTmp, 0).first,
+           *qo = pipe.acquire(kQOut, int64_t(i)).first;
+      auto emit = [&](const Instruction &inst) {
+        return ctx.tiu(inst, {x, o, tmp, qo});
+      };
+      Operand scaled = lmemTensor(tmp->addr, st.n, st.c, nr, W, acc);
+      emitRescale(emit, scaled, inL, qi.zp, sp.m[0]);
+      inL = scaled;
+      result = lmemTensor(qo->addr, st.n, st.c, st.oh, OW, *dtype);
+      pp.round = tpu::kQuantRound;
+      emit(makePool(mode, outL, inL, pp));
+      Requant rq;
+      rq.shift = sp.shift;
+      rq.zp = resultZeroPoint(op);
+      emitRequant(emit, result, outL, rq);
+      rb = qo;
+    } else {
+      ctx.tiu(makePool(mode, outL, inL, pp), {x, o});
+    }
     ctx.store(ddrOperand(out->addr + ((st.n0 * C + st.c0) * OH + st.oh0) * OW * es,
                          {st.n, st.c, st.oh, OW}, {C * OH * OW, OH * OW, OW, 1},
                          *dtype),
-              *o, outL);
+              *rb, result);
   }
   return success();
 }

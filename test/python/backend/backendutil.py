@@ -40,10 +40,12 @@ class Net:
         self.types[f"%{name}"] = t
         return f"%{name}"
 
-    def weight(self, name: str, arr) -> str:
-        arr = np.asarray(arr, np.float32)
+    def weight(self, name: str, arr, elem: str = "f32") -> str:
+        """A constant; `elem` other than f32 keeps `arr`'s own dtype (int8
+        storage of quantized types, i32 biases, f16)."""
+        arr = np.asarray(arr, np.float32) if elem == "f32" else np.asarray(arr)
         self.weights[name] = arr
-        t = ttype(arr.shape)
+        t = ttype(arr.shape, elem)
         self.lines.append(f'%{name} = "top.Weight"() : () -> {t} loc("{name}")')
         self.types[f"%{name}"] = t
         return f"%{name}"
@@ -54,11 +56,12 @@ class Net:
             self.types["%none"] = "none"
         return "%none"
 
-    def op(self, kind: str, operands, shape, attrs: str = "", name: str | None = None) -> str:
+    def op(self, kind: str, operands, shape, attrs: str = "", name: str | None = None,
+           elem: str = "f32") -> str:
         if name is None:
             self._n += 1
             name = f"{kind.split('.')[-1].lower()}{self._n}"
-        t = ttype(shape)
+        t = ttype(shape, elem)
         ins = ", ".join(operands)
         in_types = ", ".join(self.types[o] for o in operands)
         attr = f" {{{attrs}}}" if attrs else ""
@@ -98,6 +101,23 @@ def compile_and_run(net: Net, outputs, chip: str, tmp: Path) -> Outcome:
     r = rt.Model(bm).run(inputs, dump_all_tensors=True)
     got = {**r.tensors, **r.outputs}
     return Outcome(ref, got, r.stats, m)
+
+
+def check_exact(net: Net, outputs, chip: str, tmp: Path) -> Outcome:
+    """Every named tensor of the cmodel equals the Tpu interpreter's bit for
+    bit (quantized tensors as their storage integers)."""
+    o = compile_and_run(net, outputs, chip, tmp)
+    names = [n for n in o.ref if n in o.got]
+    assert names, "no tensor to compare"
+    for out in outputs:
+        assert out[1:] in o.got, f"output {out} missing from the cmodel run"
+    for n in names:
+        r, g = o.ref[n].ravel(), o.got[n].ravel()
+        assert r.shape == g.shape, n
+        bad = np.flatnonzero(r.astype(np.float64) != g.astype(np.float64))
+        assert bad.size == 0, (f"{n} on {chip}: {bad.size} of {r.size} differ, first at {bad[0]}: "
+                               f"interpreter {r[bad[0]]}, cmodel {g[bad[0]]}")
+    return o
 
 
 def check(net: Net, outputs, chip: str, tmp: Path, rel_tol: float = REL_TOL) -> Outcome:

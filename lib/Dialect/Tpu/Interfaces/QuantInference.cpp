@@ -7,6 +7,8 @@
 #include "tpuc/Dialect/Tpu/IR/QuantParams.h"
 #include "tpuc/Interpreter/OpInference.h"
 #include "tpuc/Support/OpHelpers.h"
+#include "tpuc/Dialect/Top/IR/TopDialect.h"
+#include <cstring>
 #include <algorithm>
 #include <vector>
 
@@ -24,7 +26,7 @@ inline int64_t i(float v) { return static_cast<int64_t>(v); }
 /// Requantizes per channel with the (multiplier, shift) rows of `quant`
 /// (one row, or one per channel).
 struct Requantizer {
-  const float *quant;
+  std::vector<int64_t> quant;
   int64_t rows;
   int32_t zp;
   int64_t operator()(int64_t acc, int64_t channel) const {
@@ -34,6 +36,26 @@ struct Requantizer {
                       kQuantRound, DType::INT8);
   }
 };
+
+/// The values of an i32 operand (a `quant` operand's (multiplier, shift)
+/// rows, a bias) exactly: multipliers have 31 bits, more than the float32
+/// the interpreter carries tensors in, so a constant's are read from its
+/// typed storage.
+std::vector<int64_t> exactInts(Value quant, const float *values) {
+  int64_t n = numElements(getShape(quant));
+  std::vector<int64_t> rows(values, values + n);
+  if (auto w = quant.getDefiningOp<top::WeightOp>()) {
+    auto data = w.readTyped();
+    if (succeeded(data) && (*data)->descr == "<i4" &&
+        (*data)->numElements() == n)
+      for (int64_t k = 0; k < n; ++k) {
+        int32_t v;
+        std::memcpy(&v, (*data)->data.data() + 4 * k, 4);
+        rows[k] = v;
+      }
+  }
+  return rows;
+}
 
 int64_t reluAcc(int64_t acc, bool relu) {
   acc = saturate(acc, DType::INT32);
@@ -50,13 +72,17 @@ LogicalResult convInt8(ConvOp op, InferenceParam &p) {
   const int64_t n = in[0], ic = in[1], ih = in[2], iw = in[3], oc = f[0],
                 kh = f[2], kw = f[3], oh = out[2], ow = out[3];
   const int64_t g = op.getGroup(), icg = ic / g, ocg = oc / g;
-  const float *x = p.inputs[0], *w = p.inputs[1], *bias = p.inputs[2];
-  Requantizer rq{p.inputs[3], getShape(op.getQuant())[0],
+  const float *x = p.inputs[0], *w = p.inputs[1];
+  std::vector<int64_t> bias;
+  if (p.inputs[2])
+    bias = exactInts(op.getBias(), p.inputs[2]);
+  Requantizer rq{exactInts(op.getQuant(), p.inputs[3]),
+                 getShape(op.getQuant())[0],
                  int32_t(qparams(op.getOutput().getType()).zp)};
   std::vector<int64_t> acc(oh * ow);
   for (int64_t b = 0; b < n; ++b)
     for (int64_t o = 0; o < oc; ++o) {
-      std::fill(acc.begin(), acc.end(), bias ? i(bias[o]) : 0);
+      std::fill(acc.begin(), acc.end(), bias.empty() ? 0 : bias[o]);
       int64_t grp = o / ocg;
       for (int64_t c = 0; c < icg; ++c) {
         const float *plane = x + ((b * ic) + grp * icg + c) * ih * iw;
@@ -91,10 +117,13 @@ LogicalResult matmulInt8(MatMulOp op, InferenceParam &p) {
   // An input zero point is folded into the bias by the lowering.
   matmulDouble(p.inputs[0], getShape(op.getInput()), p.inputs[1],
                getShape(op.getRight()), acc.data(), outShape);
-  const float *bias = p.inputs[2];
-  Requantizer rq{p.inputs[3], 1, int32_t(qparams(op.getOutput().getType()).zp)};
+  std::vector<int64_t> bias;
+  if (p.inputs[2])
+    bias = exactInts(op.getBias(), p.inputs[2]);
+  Requantizer rq{exactInts(op.getQuant(), p.inputs[3]), 1,
+                 int32_t(qparams(op.getOutput().getType()).zp)};
   for (int64_t k = 0; k < total; ++k) {
-    int64_t v = int64_t(acc[k]) + (bias ? i(bias[k % cols]) : 0);
+    int64_t v = int64_t(acc[k]) + (bias.empty() ? 0 : bias[k % cols]);
     p.outputs[0][k] = float(rq(reluAcc(v, op.getDoRelu()), 0));
   }
   return success();
