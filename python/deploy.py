@@ -18,8 +18,9 @@ bytes per cycle)``.
 from __future__ import annotations
 
 import logging
+import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ from .transform import load_inputs
 
 log = logging.getLogger(__name__)
 
-MODES = ("F32",)
+MODES = ("F32", "F16", "BF16", "INT8")
 # Layer groups stay off by default until every test expecting all tensors
 # dumped under compare_all is adapted; flip here (the CLI follows).
 LAYER_GROUP_DEFAULT = True
@@ -73,6 +74,8 @@ class DeployResult:
     model_outputs: Path | None = None
     tpu_comparison: CompareResult | None = None
     model_comparison: CompareResult | None = None
+    # INT8 tensors where the cmodel differs from the Tpu interpreter.
+    int_mismatches: list[str] = field(default_factory=list)
 
     @property
     def roofline_ratio(self) -> float:
@@ -81,8 +84,8 @@ class DeployResult:
 
     @property
     def passed(self) -> bool:
-        return all(c is None or c.passed
-                   for c in (self.tpu_comparison, self.model_comparison))
+        return not self.int_mismatches and all(
+            c is None or c.passed for c in (self.tpu_comparison, self.model_comparison))
 
     def summary(self) -> str:
         r = self.roofline
@@ -107,30 +110,35 @@ def _int_attr(module, name: str) -> int:
     return int(attrs[name].value) if name in attrs else 0
 
 
-def _roofline(module, model: rt.Model) -> Roofline:
+def _roofline(module, model: rt.Model, mode: str = "F32") -> Roofline:
+    """The bound at the mode's peak (the chip's MACs per lane for its dtype)."""
     t = model.target
     macs = _int_attr(module, "tpu.macs")
     plan = model.bmodel.plan
     io = sum(int(np.prod(s.shape)) * np.dtype(s.numpy_dtype).itemsize
              for s in model.inputs + model.outputs)
     ddr = int(plan.weight_size) + io
-    peak = t.lanes * t.eu_f32
+    peak = t.lanes * getattr(t, "eu_" + mode.lower(), t.eu_f32)
     return Roofline(macs, ddr, macs / peak, ddr / t.ddr_bytes_per_cycle)
 
 
 def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
            model_path=None, test_input=None, test_reference=None,
            compare_all: bool = False, tolerance=(0.99, 0.99),
-           excepts=(), layer_group: bool = LAYER_GROUP_DEFAULT) -> DeployResult:
+           excepts=(), layer_group: bool = LAYER_GROUP_DEFAULT,
+           calibration_table=None, asymmetric: bool = False,
+           quantize_table=None) -> DeployResult:
     """Compile `mlir_path` (a Top module) to a bmodel for `chip`; see module doc."""
     start = time.perf_counter()
     mlir_path = Path(mlir_path)
     if not mlir_path.is_file():
         raise FileNotFoundError(f"{mlir_path}: no such top.mlir")
     if quantize.upper() not in MODES:
-        raise ValueError(f"quantize mode {quantize!r} is not supported by the codegen yet "
+        raise ValueError(f"quantize mode {quantize!r} is not supported "
                          f"(supported: {', '.join(MODES)})")
     quantize = quantize.upper()
+    lowering = _lowering_options(quantize, chip, calibration_table, asymmetric,
+                                 quantize_table)
     tolerance = _tolerance(tolerance)
     target = rt.load_target(chip)  # fails early on an unknown chip
     model_path = Path(model_path) if model_path else mlir_path.with_suffix(".bmodel")
@@ -142,8 +150,13 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
     with ctx:
         module = compiler.load_module(mlir_path, ctx)
         preprocess = Preprocess.from_module(module)  # for an image test_input
-        compiler.run_pipeline(module, f"convert-top-to-tpu{{mode={quantize} chip={chip}}},"
-                                      "canonicalize")
+        compiler.run_pipeline(module, f"convert-top-to-tpu{{{lowering}}},canonicalize")
+        fallbacks = module.operation.attributes["tpu.fallback_ops"] \
+            if "tpu.fallback_ops" in module.operation.attributes else []
+        if len(fallbacks):
+            log.info("%s: %d ops have no INT8 form and run in the fallback float mode: %s",
+                     quantize, len(fallbacks), ", ".join(str(a).strip('"') for a in fallbacks))
+        qparams = quant_params(module)
         tpu_mlir = out_dir / f"{name}_tpu.mlir"
         compiler.save_module(module, tpu_mlir)
         group = f"tpu-layer-group{{chip={chip}}}," if layer_group else ""
@@ -167,7 +180,7 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
         compile_seconds=compile_seconds, cycles=st.total_cycles,
         microseconds=st.microseconds, tiu_utilization=st.tiu_utilization,
         gdma_utilization=st.gdma_utilization, tiu_instructions=st.tiu_instructions,
-        gdma_instructions=st.gdma_instructions, roofline=_roofline(module, model),
+        gdma_instructions=st.gdma_instructions, roofline=_roofline(module, model, quantize),
         cmodel_seconds=cmodel_seconds)
 
     if test_input is None:
@@ -176,17 +189,73 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
         return result
     with ctx:
         tpu = compiler.interpret(module, inputs, all_tensors=True)
+    # Quantized tensors are dumped as the integers they are.
+    tpu = {k: (v.astype(np.int8) if k in qparams else v) for k, v in tpu.items()}
     result.tpu_outputs = out_dir / f"{name}_tpu_outputs.npz"
     np.savez(result.tpu_outputs, **tpu)
     if test_reference is not None:
-        result.tpu_comparison = compare(tpu, load_npz(test_reference), tolerance=tolerance,
-                                        excepts=excepts)
+        result.tpu_comparison = compare(dequantize(tpu, qparams), load_npz(test_reference),
+                                        tolerance=tolerance, excepts=excepts)
     cmodel = {**run.tensors, **run.outputs}
     result.model_outputs = out_dir / f"{name}_model_outputs.npz"
     np.savez(result.model_outputs, **cmodel)
     # Without compare_all only the network outputs are checked.
     wanted = set(cmodel) if compare_all else set(run.outputs)
     reference = {k: v for k, v in tpu.items() if k in wanted}
-    result.model_comparison = compare(cmodel, reference, tolerance=tolerance,
-                                      excepts=excepts)
+    # Integer tensors must equal the Tpu interpreter's bit for bit.
+    result.int_mismatches = sorted(
+        k for k in reference if k in qparams and k in cmodel
+        and not np.array_equal(np.asarray(cmodel[k]).astype(np.int64).ravel(),
+                               reference[k].astype(np.int64).ravel()))
+    result.model_comparison = compare(dequantize(cmodel, qparams),
+                                      dequantize(reference, qparams),
+                                      tolerance=tolerance, excepts=excepts)
     return result
+
+
+def _lowering_options(mode: str, chip: str, calibration_table, asymmetric: bool,
+                      quantize_table) -> str:
+    """convert-top-to-tpu's options; bad combinations fail here, in one line."""
+    opts = [f"mode={mode}", f"chip={chip}"]
+    if calibration_table is not None:
+        if mode != "INT8":
+            raise ValueError(f"--calibration_table is only used by --quantize INT8, not {mode}")
+        if not Path(calibration_table).is_file():
+            raise FileNotFoundError(f"{calibration_table}: no such calibration table")
+        opts.append(f"calibration-table={calibration_table}")
+    elif mode == "INT8":
+        raise ValueError("--quantize INT8 needs --calibration_table (made by run_calibration.py)")
+    if asymmetric:
+        if mode != "INT8":
+            raise ValueError(f"--asymmetric is only used by --quantize INT8, not {mode}")
+        opts.append("asymmetric=true")
+    if quantize_table is not None:
+        if not Path(quantize_table).is_file():
+            raise FileNotFoundError(f"{quantize_table}: no such quantize table")
+        opts.append(f"quantize-table={quantize_table}")
+    return " ".join(opts)
+
+
+_QUANT_TYPE = re.compile(r"!quant\.uniform<i8:f32, ([-+0-9.eE]+)(?::(-?\d+))?>")
+_NAME_LOC = re.compile(r'^loc\("([^"]+)"')
+
+
+def quant_params(module) -> dict[str, tuple[float, int]]:
+    """(scale, zero point) of every named INT8 tensor of a Tpu module."""
+    out = {}
+    for func in module.body.operations:
+        for block in func.regions[0].blocks:
+            for op in block.operations:
+                if len(op.results) != 1:
+                    continue
+                m = _QUANT_TYPE.search(str(op.results[0].type))
+                n = _NAME_LOC.match(str(op.location))
+                if m and n:
+                    out[n.group(1)] = (float(m.group(1)), int(m.group(2) or 0))
+    return out
+
+
+def dequantize(tensors: dict, qparams: dict) -> dict:
+    """Integer tensors as the real values their types stand for."""
+    return {k: ((np.asarray(v, np.float32) - qparams[k][1]) * np.float32(qparams[k][0])
+                if k in qparams else v) for k, v in tensors.items()}

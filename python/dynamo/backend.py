@@ -14,6 +14,7 @@ failure to compile, run on the CPU with a log line instead of an error.
 from __future__ import annotations
 
 import copy
+import itertools
 import logging
 import os
 import time
@@ -25,7 +26,6 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 from torch.fx import Graph, GraphModule, Node
 
-from ..frontend.errors import FrontendError
 from ..frontend.fx import REGISTRY
 from . import cache, partition
 from .device import compile_graph
@@ -33,6 +33,7 @@ from .device import compile_graph
 log = logging.getLogger("tpuc.dynamo")
 
 DEFAULT_CHIP = "tpu_edge"
+_GRAPH_IDS = itertools.count()
 
 
 def decompositions() -> dict:
@@ -71,8 +72,9 @@ class TpuGraph:
                  frozen: set[int]):
         self.gm, self.chip, self.kind = gm, chip, kind
         self.frozen = sorted(frozen)
-        self.name = f"{kind}_{id(self) & 0xffff:04x}"
+        self.name = f"{kind}_{next(_GRAPH_IDS)}"
         self.runner = None
+        self.programs: list = []
         self._versions = None
 
     def __call__(self, args: list):
@@ -97,7 +99,7 @@ class TpuGraph:
         compiles = cache.STATS.compiles
         try:
             runner, summary = self._compile(args)
-        except (FrontendError, RuntimeError, ValueError, OSError) as e:
+        except Exception as e:  # noqa: BLE001  the model runs even when tpuc cannot compile it
             log.warning("tpuc: %s: compiling failed, running on the CPU: %s", self.name,
                         str(e).splitlines()[0] if str(e) else type(e).__name__)
             log.debug("tpuc: %s: compile failure", self.name, exc_info=True)

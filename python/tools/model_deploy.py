@@ -26,6 +26,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mlir", required=True, help="top.mlir from model_transform.py")
     p.add_argument("--quantize", default="F32", type=str.upper,
                    help=f"quantization mode ({', '.join(MODES)})")
+    p.add_argument("--calibration_table",
+                   help="calibration table from run_calibration.py (INT8)")
+    p.add_argument("--asymmetric", action="store_true",
+                   help="INT8 activations with zero points (default: symmetric)")
+    p.add_argument("--quantize_table",
+                   help="per-op modes, 'op_name MODE' per line, overriding --quantize")
     p.add_argument("--chip", default="tpu_edge",
                    help="chip name in chips/ or a target description path")
     p.add_argument("--model", required=True, help="output .bmodel")
@@ -52,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
                    model_path=args.model, test_input=args.test_input,
                    test_reference=args.test_reference, compare_all=args.compare_all,
                    tolerance=args.tolerance, excepts=tuple(args.excepts),
-                   layer_group=args.layer_group)
+                   layer_group=args.layer_group,
+                   calibration_table=args.calibration_table,
+                   asymmetric=args.asymmetric, quantize_table=args.quantize_table)
     except (CompileError, ChipError, NpzError, FileNotFoundError, ValueError) as e:
         msg = str(e).strip().replace("\n", " | ")
         print(f"model_deploy.py: error: {msg}", file=sys.stderr)
@@ -62,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         print_comparison(r.tpu_comparison, "Tpu interpreter", "reference", args.verbose)
     if r.model_comparison is not None:
         print_comparison(r.model_comparison, "cmodel", "Tpu interpreter", args.verbose)
+    if r.int_mismatches:
+        print(f"cmodel differs from the Tpu interpreter on {len(r.int_mismatches)} INT8 "
+              f"tensors (must be bit-exact): {', '.join(r.int_mismatches[:5])}")
     print_deploy_stats(r)
     return 0 if r.passed else 1
 

@@ -138,3 +138,16 @@ def test_cache_same_shapes_new_batch_and_new_process(fresh_cache):
     assert warm["compiles"] == 0 and warm["disk_hits"] == 2, warm
     print(f"cold {timings['cold'][0]:.2f} s, same shapes {timings['same shapes'][0]:.3f} s, "
           f"new batch {timings['new batch'][0]:.2f} s, new process (warm) {warm['seconds']:.2f} s")
+
+
+def test_a_failing_compile_runs_on_the_cpu(tpuc_log, monkeypatch):
+    from tpuc.dynamo import backend
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated codegen failure\nsecond line")
+
+    monkeypatch.setattr(backend, "compile_graph", broken)
+    want, got = _run(ConvCumsumConv().eval(), torch.randn(1, 3, 8, 8))
+    torch.testing.assert_close(got, want)
+    assert "compiling failed, running on the CPU: simulated codegen failure" in tpuc_log.text
+    assert "Traceback" not in tpuc_log.text
