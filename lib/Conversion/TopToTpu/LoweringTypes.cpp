@@ -3,7 +3,6 @@
 #include "tpuc/Conversion/TopToTpu/Quantize.h"
 #include "tpuc/Chip/Float16.h"
 #include "tpuc/Dialect/Tpu/IR/QuantParams.h"
-#include "tpuc/Support/Module.h"
 #include "tpuc/Support/OpHelpers.h"
 #include "tpuc/Support/WeightStore.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -231,9 +230,8 @@ FailureOr<Value> QuantizeContext::int8Operand(Value v) {
 
 Value QuantizeContext::newWeight(Operation *anchor, StringRef name,
                                  RankedTensorType type, NpyArray data) {
-  Operation *insert = anchor;
   // Weights go before their first user, like the importer's.
-  return top::WeightOp::createTyped(b, insert, name, type, std::move(data))
+  return top::WeightOp::createTyped(b, anchor, name, type, std::move(data))
       .getOutput();
 }
 

@@ -96,6 +96,22 @@ FailureOr<std::vector<float>> biasValues(Value bias, int64_t n) {
 
 bool isWeight(Value v) { return v.getDefiningOp<top::WeightOp>() != nullptr; }
 
+/// An INT8 op's data input (cast to its calibrated type if float) and its
+/// calibrated result type, with both types' scale and zero point.
+struct Int8Io {
+  Value in;
+  quant::UniformQuantizedType out;
+  tpu::QParams qi, qo;
+};
+FailureOr<Int8Io> int8Io(QuantizeContext &ctx, Operation *op, Value input,
+                         double limit = -1) {
+  auto in = ctx.int8Operand(input);
+  auto out = ctx.int8ResultType(op, limit);
+  if (failed(in) || failed(out))
+    return failure();
+  return Int8Io{*in, *out, tpu::qparams((*in).getType()), tpu::qparams(*out)};
+}
+
 //===----------------------------------------------------------------------===//
 // Families
 //===----------------------------------------------------------------------===//
@@ -174,9 +190,8 @@ struct ConvFamily : FloatOnly<> {
   static LogicalResult int8(Operation *op, QuantizeContext &ctx) {
     auto conv = cast<tpu::ConvOp>(op);
     double limit = conv.getDoRelu() ? conv.getReluLimit().convertToDouble() : -1;
-    auto in = ctx.int8Operand(conv.getInput());
-    auto out = ctx.int8ResultType(op, limit);
-    if (failed(in) || failed(out))
+    auto io = int8Io(ctx, op, conv.getInput(), limit);
+    if (failed(io))
       return failure();
     auto fw = conv.getFilter().getDefiningOp<top::WeightOp>().read();
     auto f = getShape(conv.getFilter());
@@ -184,8 +199,7 @@ struct ConvFamily : FloatOnly<> {
     auto bias = biasValues(conv.getBias(), oc);
     if (failed(fw) || failed(bias))
       return failure();
-    tpu::QParams qi = tpu::qparams((*in).getType()),
-                 qo = tpu::qparams(*out);
+    const tpu::QParams qi = io->qi, qo = io->qo;
     SmallVector<double> scales;
     std::vector<int8_t> q;
     SmallVector<int64_t> b(oc);
@@ -210,7 +224,7 @@ struct ConvFamily : FloatOnly<> {
     Value filter = ctx.newWeight(op, getOpName(op) + "_filter_i8",
                                  RankedTensorType::get(f, ftype),
                                  NpyArray::of<int8_t>("|i1", q, f));
-    Value input = *in;
+    Value input = io->in;
     auto pads = getI64s(conv.getPads());
     if (qi.zp != 0 && llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
       // Padding must hold the zero point (real 0), which the conv's own
@@ -231,7 +245,7 @@ struct ConvFamily : FloatOnly<> {
     conv.getFilterMutable().assign(filter);
     conv.getBiasMutable().assign(biasWeight(ctx, op, b));
     conv.getQuantMutable().assign(requantTable(ctx, op, rq));
-    QuantizeContext::setElementType(op, *out);
+    QuantizeContext::setElementType(op, io->out);
     return success();
   }
 };
@@ -252,11 +266,10 @@ struct MatMulFamily : FloatOnly<> {
   }
   static LogicalResult int8(Operation *op, QuantizeContext &ctx) {
     auto mm = cast<tpu::MatMulOp>(op);
-    auto in = ctx.int8Operand(mm.getInput());
-    auto out = ctx.int8ResultType(op);
-    if (failed(in) || failed(out))
+    auto io = int8Io(ctx, op, mm.getInput());
+    if (failed(io))
       return failure();
-    tpu::QParams qi = tpu::qparams((*in).getType()), qo = tpu::qparams(*out);
+    const tpu::QParams qi = io->qi, qo = io->qo;
     auto r = getShape(mm.getRight());
     const int64_t n = r.back(), k = r[r.size() - 2];
     Value right;
@@ -290,13 +303,13 @@ struct MatMulFamily : FloatOnly<> {
         sum += int64_t(rv[kk * n + j]);
       b[j] = roundHalfAway((*bias)[j] / (qi.scale * qr.scale)) - qi.zp * sum;
     }
-    mm.getInputMutable().assign(*in);
+    mm.getInputMutable().assign(io->in);
     mm.getRightMutable().assign(right);
     if (anyBias)
       mm.getBiasMutable().assign(biasWeight(ctx, op, b));
     mm.getQuantMutable().assign(requantTable(
         ctx, op, {tpu::quantizeMultiplier(qi.scale * qr.scale / qo.scale)}));
-    QuantizeContext::setElementType(op, *out);
+    QuantizeContext::setElementType(op, io->out);
     return success();
   }
 };
@@ -326,12 +339,11 @@ struct BinaryFamily : FloatOnly<> {
 struct AvgPoolFamily : FloatOnly<> {
   static bool hasInt8(Operation *, QuantizeContext &) { return true; }
   static LogicalResult int8(Operation *op, QuantizeContext &ctx) {
-    auto in = ctx.int8Operand(op->getOperand(0));
-    auto out = ctx.int8ResultType(op);
-    if (failed(in) || failed(out))
+    auto io = int8Io(ctx, op, op->getOperand(0));
+    if (failed(io))
       return failure();
-    op->setOperand(0, *in);
-    QuantizeContext::setElementType(op, *out);
+    op->setOperand(0, io->in);
+    QuantizeContext::setElementType(op, io->out);
     return success();
   }
 };
@@ -345,19 +357,17 @@ struct ActiveFamily : FloatOnly<> {
   }
   static LogicalResult int8(Operation *op, QuantizeContext &ctx) {
     auto act = cast<tpu::ActiveOp>(op);
-    auto in = ctx.int8Operand(act.getInput());
-    auto out = ctx.int8ResultType(op);
-    if (failed(in) || failed(out))
+    auto io = int8Io(ctx, op, act.getInput());
+    if (failed(io))
       return failure();
-    tpu::QParams qi = tpu::qparams((*in).getType()), qo = tpu::qparams(*out);
     float x[256], y[256];
     for (int v = -128; v < 128; ++v)
-      x[uint8_t(int8_t(v))] = tpu::dequantizeF32(v, qi);
+      x[uint8_t(int8_t(v))] = tpu::dequantizeF32(v, io->qi);
     if (failed(act.evaluate(x, y, 256)))
       return failure();
     std::vector<int8_t> table(256);
     for (int i = 0; i < 256; ++i)
-      table[i] = int8_t(tpu::quantizeF32(y[i], qo));
+      table[i] = int8_t(tpu::quantizeF32(y[i], io->qo));
     SmallVector<int64_t> shape{256};
     Value t = ctx.newWeight(op, getOpName(op) + "_table",
                             RankedTensorType::get(shape, ctx.b.getI8Type()),
@@ -365,8 +375,8 @@ struct ActiveFamily : FloatOnly<> {
     OpBuilder::InsertionGuard g(ctx.b);
     ctx.b.setInsertionPoint(op);
     auto lut = tpu::LutOp::create(
-        ctx.b, op->getLoc(), RankedTensorType::get(getShape(act.getOutput()), *out),
-        *in, t);
+        ctx.b, op->getLoc(),
+        RankedTensorType::get(getShape(act.getOutput()), io->out), io->in, t);
     act.getOutput().replaceAllUsesWith(lut.getOutput());
     op->erase();
     return success();

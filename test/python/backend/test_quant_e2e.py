@@ -12,9 +12,8 @@ import pytest
 from backendutil import CHIPS
 from tpuc import compiler
 from tpuc import runtime as rt
-from tpuc.calibration.driver import calibrate
 from tpuc.testing import zoo
-from tpuc.transform import transform
+from tpuc.testing.quant import prepare
 
 MODELS = ("cnn_bn", "mobilenetv2", "bert_layer", "mlp")
 
@@ -31,39 +30,25 @@ def prepared(tmp_path_factory):
     cache = {}
 
     def get(name):
-        if name in cache:
-            return cache[name]
-        d = tmp_path_factory.mktemp(name)
-        spec = zoo.ZOO[name]
-        onnx_path = zoo.export(name, d)
-        rng = np.random.default_rng(5)
-        sample = lambda: {k: rng.standard_normal(s).astype(np.float32)
-                          for k, s in spec.inputs.items()}
-        (d / "data").mkdir()
-        for i in range(16):
-            np.savez(d / "data" / f"{i:02d}.npz", **sample())
-        np.savez(d / "in.npz", **sample())
-        mlir = d / f"{name}.mlir"
-        transform(name, onnx_path, mlir, test_input=d / "in.npz", test_result=d / "top.npz")
-        calibrate(mlir, d / "data", d / "cali_table", input_num=16, progress=False)
-        cache[name] = d
-        return d
+        if name not in cache:
+            cache[name] = prepare(name, tmp_path_factory.mktemp(name), seed=5)
+        return cache[name]
 
     return get
 
 
-def run(d, name, chip, mode, asymmetric=False, layer_group=True):
+def run(p, name, chip, mode, asymmetric=False, layer_group=True):
     """Lowers, compiles and runs; returns (interpreter tensors, cmodel tensors)."""
-    inputs = dict(np.load(d / "in.npz"))
+    inputs = dict(np.load(p.test_input))
     ctx = compiler.make_context()
     with ctx:
-        m = compiler.load_module(d / f"{name}.mlir", ctx)
+        m = compiler.load_module(p.mlir, ctx)
         opts = f"mode={mode} chip={chip}"
         if mode == "INT8":
-            opts += f" calibration-table={d / 'cali_table'} asymmetric={str(asymmetric).lower()}"
+            opts += f" calibration-table={p.table} asymmetric={str(asymmetric).lower()}"
         compiler.run_pipeline(m, f"convert-top-to-tpu{{{opts}}},canonicalize")
         ref = compiler.interpret(m, inputs, all_tensors=True)
-        bm = d / f"{name}_{chip}_{mode}_{asymmetric}_{layer_group}.bmodel"
+        bm = p.mlir.parent / f"{name}_{chip}_{mode}_{asymmetric}_{layer_group}.bmodel"
         group = f"tpu-layer-group{{chip={chip}}}," if layer_group else ""
         compiler.run_pipeline(m, f"tpu-assign-address{{chip={chip}}},{group}"
                                  f"tpu-codegen{{chip={chip} bmodel={bm}}}")
@@ -91,8 +76,7 @@ def compare_stages(ref, got, chip):
 @pytest.mark.parametrize("asymmetric", [False, True])
 @pytest.mark.parametrize("name", MODELS)
 def test_int8_bit_exact(prepared, name, chip, asymmetric):
-    d = prepared(name)
-    ref, got = run(d, name, chip, "INT8", asymmetric, layer_group=False)
+    ref, got = run(prepared(name), name, chip, "INT8", asymmetric, layer_group=False)
     assert compare_stages(ref, got, chip) >= 1, "no INT8 tensor was compared"
 
 
@@ -100,9 +84,9 @@ def test_int8_bit_exact(prepared, name, chip, asymmetric):
 @pytest.mark.parametrize("mode", ["F16", "BF16"])
 @pytest.mark.parametrize("name", MODELS)
 def test_half_precision(prepared, name, chip, mode):
-    d = prepared(name)
-    top = dict(np.load(d / "top.npz"))
-    ref, got = run(d, name, chip, mode)
+    p = prepared(name)
+    top = dict(np.load(p.reference))
+    ref, got = run(p, name, chip, mode)
     compare_stages(ref, got, chip)
     spec = zoo.ZOO[name]
     for out in spec.outputs:

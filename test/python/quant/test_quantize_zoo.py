@@ -5,13 +5,10 @@ reaches today; a change that loses accuracy fails here."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
 
 from tpuc import compiler
-from tpuc.calibration.driver import calibrate
-from tpuc.testing import zoo
-from tpuc.transform import transform
+from tpuc.testing.quant import prepare
 
 # (model, mode, asymmetric) -> lowest accepted cosine.
 CASES = {
@@ -37,56 +34,36 @@ def prepared(tmp_path_factory):
     cache = {}
 
     def get(name):
-        if name in cache:
-            return cache[name]
-        out = tmp_path_factory.mktemp(name)
-        path = zoo.export(name, out)
-        model = onnx.load(path)
-        inits = {i.name for i in model.graph.initializer}
-        ins = [i for i in model.graph.input if i.name not in inits]
-        rng = np.random.default_rng(0)
-
-        def sample():
-            return {i.name: rng.standard_normal(
-                [d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
-                for i in ins}
-        (out / "ds").mkdir()
-        for k in range(16):
-            np.savez(out / "ds" / f"{k:02d}.npz", **sample())
-        np.savez(out / "test.npz", **sample())
-        mlir = out / f"{name}.mlir"
-        transform(name, path, mlir, test_input=out / "test.npz",
-                  test_result=out / "top.npz")
-        calibrate(mlir, out / "ds", out / "table", input_num=16)
-        cache[name] = out
-        return out
+        if name not in cache:
+            cache[name] = prepare(name, tmp_path_factory.mktemp(name))
+        return cache[name]
     return get
 
 
 @pytest.mark.parametrize("model,mode,asym", sorted(CASES))
 def test_quantized_outputs_match_float(prepared, model, mode, asym):
-    out = prepared(model)
+    p = prepared(model)
     ctx = compiler.make_context()
     opts = f"mode={mode} chip=tpu_edge"
     if mode == "INT8":
-        opts += f" calibration-table={out / 'table'}" + (" asymmetric=true" if asym else "")
+        opts += f" calibration-table={p.table}" + (" asymmetric=true" if asym else "")
     with ctx:
-        module = compiler.load_module(out / f"{model}.mlir", ctx)
+        module = compiler.load_module(p.mlir, ctx)
         compiler.run_pipeline(module, f"convert-top-to-tpu{{{opts}}},canonicalize")
-        got = compiler.interpret(module, dict(np.load(out / "test.npz")))
-    ref = np.load(out / "top.npz")
+        got = compiler.interpret(module, dict(np.load(p.test_input)))
+    ref = np.load(p.reference)
     for name, value in got.items():
         assert value.dtype == np.float32  # outputs stay f32
         assert _cos(value, ref[name]) >= CASES[(model, mode, asym)], name
 
 
 def test_int8_transformer_falls_back_by_op(prepared):
-    out = prepared("bert_layer")
+    p = prepared("bert_layer")
     ctx = compiler.make_context()
     with ctx:
-        module = compiler.load_module(out / "bert_layer.mlir", ctx)
+        module = compiler.load_module(p.mlir, ctx)
         compiler.run_pipeline(module, "convert-top-to-tpu{mode=INT8 "
-                              f"calibration-table={out / 'table'}}}")
+                              f"calibration-table={p.table}}}")
         text = compiler.module_text(module)
     fallback = str(module.operation.attributes["tpu.fallback_ops"])
     for kind in ("tpu.Softmax", "tpu.LayerNorm"):
