@@ -1,10 +1,10 @@
 """model_deploy: top.mlir → tpu.mlir → bmodel, validated stage by stage.
 
-Lowers a Top module for a quantization mode and chip (``convert-top-to-tpu``
-then canonicalization), writes ``<name>_tpu.mlir``, assigns DDR addresses and
-groups consecutive ops whose tensors stay in local memory
-(``tpu-layer-group``, unless ``layer_group=False``) and generates the chip's
-instructions (``tpu-codegen``) into a ``.bmodel``, and writes ``<name>_final.mlir`` (the Tpu module with
+Lowers a Top module for a quantization mode and chip (the
+``top-to-tpu-pipeline``), writes ``<name>_tpu.mlir``, then runs the
+``tpu-codegen-pipeline``: assigns DDR addresses, groups consecutive ops whose
+tensors stay in local memory (unless ``layer_group=False``) and generates the
+chip's instructions into a ``.bmodel``, and writes ``<name>_final.mlir`` (the Tpu module with
 its addresses). With a test input, the Tpu interpreter's tensors are
 compared with the reference (the Top / ONNX dump), and the bmodel is run on
 the cmodel with every tensor dumped and compared with the Tpu interpreter.
@@ -150,7 +150,7 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
     with ctx:
         module = compiler.load_module(mlir_path, ctx)
         preprocess = Preprocess.from_module(module)  # for an image test_input
-        compiler.run_pipeline(module, f"convert-top-to-tpu{{{lowering}}},canonicalize")
+        compiler.run_pipeline(module, f"top-to-tpu-pipeline{{{lowering}}}")
         fallbacks = module.operation.attributes["tpu.fallback_ops"] \
             if "tpu.fallback_ops" in module.operation.attributes else []
         if len(fallbacks):
@@ -159,9 +159,8 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
         qparams = quant_params(module)
         tpu_mlir = out_dir / f"{name}_tpu.mlir"
         compiler.save_module(module, tpu_mlir)
-        group = f"tpu-layer-group{{chip={chip}}}," if layer_group else ""
-        compiler.run_pipeline(module, f"tpu-assign-address{{chip={chip}}},{group}"
-                                      f"tpu-codegen{{chip={chip} bmodel={model_path}}}")
+        compiler.run_pipeline(module, f"tpu-codegen-pipeline{{chip={chip} bmodel={model_path} "
+                                      f"layer-group={str(layer_group).lower()}}}")
         final_mlir = out_dir / f"{name}_final.mlir"
         compiler.save_module(module, final_mlir)
     compile_seconds = time.perf_counter() - start
@@ -215,7 +214,7 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
 
 def _lowering_options(mode: str, chip: str, calibration_table, asymmetric: bool,
                       quantize_table) -> str:
-    """convert-top-to-tpu's options; bad combinations fail here, in one line."""
+    """top-to-tpu-pipeline's options; bad combinations fail here, in one line."""
     opts = [f"mode={mode}", f"chip={chip}"]
     if calibration_table is not None:
         if mode != "INT8":

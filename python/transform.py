@@ -24,7 +24,7 @@ from .preprocess import Preprocess, is_image, module_inputs
 
 log = logging.getLogger(__name__)
 
-TOP_PIPELINE = "top-shape-infer,canonicalize"
+TOP_PIPELINE = "top-transform-pipeline"  # registered in C++ (Pipelines.cpp)
 
 
 @dataclass
