@@ -27,6 +27,7 @@ import numpy as np
 
 from . import compiler
 from . import runtime as rt
+from .mlir import ir
 from .compare import CompareResult, Tolerance, compare, load_npz
 from .preprocess import Preprocess
 from .transform import load_inputs
@@ -70,6 +71,8 @@ class DeployResult:
     gdma_instructions: int
     roofline: Roofline
     cmodel_seconds: float = 0.0
+    weight_bytes: int = 0  # the bmodel's weight region
+    f32_weight_bytes: int = 0  # the same weights as float32 (the Top module's)
     tpu_outputs: Path | None = None
     model_outputs: Path | None = None
     tpu_comparison: CompareResult | None = None
@@ -108,6 +111,16 @@ def _tolerance(tol) -> Tolerance:
 def _int_attr(module, name: str) -> int:
     attrs = module.operation.attributes
     return int(attrs[name].value) if name in attrs else 0
+
+
+def _f32_weight_bytes(module) -> int:
+    """Bytes of the Top module's weights as float32."""
+    func = module.body.operations[0]
+    total = 0
+    for op in func.regions[0].blocks[0].operations:
+        if op.operation.name == "top.Weight":
+            total += 4 * int(np.prod(ir.RankedTensorType(op.results[0].type).shape))
+    return total
 
 
 def _roofline(module, model: rt.Model, mode: str = "F32") -> Roofline:
@@ -150,6 +163,7 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
     with ctx:
         module = compiler.load_module(mlir_path, ctx)
         preprocess = Preprocess.from_module(module)  # for an image test_input
+        f32_weights = _f32_weight_bytes(module)
         compiler.run_pipeline(module, f"top-to-tpu-pipeline{{{lowering}}}")
         fallbacks = module.operation.attributes["tpu.fallback_ops"] \
             if "tpu.fallback_ops" in module.operation.attributes else []
@@ -180,7 +194,8 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
         microseconds=st.microseconds, tiu_utilization=st.tiu_utilization,
         gdma_utilization=st.gdma_utilization, tiu_instructions=st.tiu_instructions,
         gdma_instructions=st.gdma_instructions, roofline=_roofline(module, model, quantize),
-        cmodel_seconds=cmodel_seconds)
+        cmodel_seconds=cmodel_seconds, weight_bytes=int(model.bmodel.plan.weight_size),
+        f32_weight_bytes=f32_weights)
 
     if test_input is None:
         if test_reference is not None:
