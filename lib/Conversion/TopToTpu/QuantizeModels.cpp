@@ -37,9 +37,6 @@ double absMaxScale(ArrayRef<float> data) {
   return m > 0 ? m / 127.0 : 1.0 / 127.0;
 }
 
-/// The largest int32 bias the interpreter carries exactly (as f32).
-constexpr int64_t kBiasLimit = int64_t(1) << 24;
-
 /// A per-tensor symmetric i8 weight of a float weight operand.
 FailureOr<Value> int8Weight(QuantizeContext &ctx, Operation *op, Value w,
                             StringRef suffix) {
@@ -76,7 +73,7 @@ Value requantTable(QuantizeContext &ctx, Operation *op,
 Value biasWeight(QuantizeContext &ctx, Operation *op, ArrayRef<int64_t> bias) {
   std::vector<int32_t> b(bias.size());
   for (size_t i = 0; i < bias.size(); ++i)
-    b[i] = int32_t(std::clamp(bias[i], -kBiasLimit, kBiasLimit));
+    b[i] = int32_t(chip::saturate(bias[i], chip::DType::INT32));
   SmallVector<int64_t> shape{int64_t(b.size())};
   return ctx.newWeight(op, getOpName(op) + "_bias_i32",
                        RankedTensorType::get(shape, ctx.b.getI32Type()),
