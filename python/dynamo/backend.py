@@ -26,6 +26,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 from torch.fx import Graph, GraphModule, Node
 
+from .. import op_tools
 from ..frontend.fx import REGISTRY
 from . import cache, partition
 from .device import compile_graph
@@ -76,9 +77,11 @@ class TpuGraph:
         self.runner = None
         self.programs: list = []
         self._versions = None
+        self._tools: tuple = ()
 
     def __call__(self, args: list):
-        if self.runner is None or self._params_changed(args):
+        if self.runner is None or self._params_changed(args) or \
+                self._tools != op_tools.signature():
             self.runner = self._build(args)
         full = list(args)
         args.clear()  # boxed convention: the callee frees its inputs
@@ -95,6 +98,7 @@ class TpuGraph:
 
     def _build(self, args):
         self._versions = [(args[i].data_ptr(), args[i]._version) for i in self.frozen]
+        self._tools = op_tools.signature()
         start = time.perf_counter()
         compiles = cache.STATS.compiles
         try:
@@ -112,6 +116,8 @@ class TpuGraph:
     def _compile(self, args):
         gm = _freeze(self.gm, {i: args[i] for i in self.frozen})
         _fold_constants(gm)
+        # Ops the active op tools select run alone, outside device subgraphs.
+        op_tools.instrument(gm, self.name, self.kind, self.chip)
         support = partition.TpuSupport()
         split = partition.propose(gm, support)
         fused = partition.fuse(gm, split.partitions) if split.partitions else gm

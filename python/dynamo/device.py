@@ -44,13 +44,14 @@ class DeviceProgram:
         self.consts = torch.load(directory / consts) if consts else {}
         self.result_names = [s.name for s in self.model.outputs] if self.model else []
         self.last_cycles = 0
+        self.last_stats = None  # RunStats of the last run
 
     def __call__(self, *inputs: torch.Tensor) -> list:
         if self.model is not None:
             feeds = {n: t.detach().cpu().contiguous().numpy()
                      for n, t in zip(self.input_names, inputs)}
             run = self.model.run(feeds)
-            self.last_cycles = run.stats.total_cycles
+            self.last_cycles, self.last_stats = run.stats.total_cycles, run.stats
         out = []
         for spec in self.outputs:
             kind, dtype = spec["kind"], _DTYPES.get(spec.get("dtype"), torch.float32)
