@@ -38,7 +38,7 @@ __all__ = [
     "make_dma_fill", "make_dma_gather", "load_target", "chip_path", "read_bmodel",
     "write_bmodel", "serialize_bmodel", "parse_bmodel", "build_bmodel",
     "numpy_dtype", "chip_dtype", "parse_target", "dtype_name", "TensorSpec", "CycleStats", "RunResult",
-    "Model", "run_bmodel",
+    "Model", "run_bmodel", "tensor_spec",
 ]
 
 log = logging.getLogger("tpuc.runtime")
@@ -85,6 +85,8 @@ write_bmodel = _rt.write_bmodel
 serialize_bmodel = _rt.serialize_bmodel
 parse_bmodel = _rt.parse_bmodel
 parse_target = _rt.parse_target
+BMODEL_VERSION = _rt.BMODEL_VERSION
+ISA_VERSION = _rt.ISA_VERSION
 
 
 # --- dtypes -------------------------------------------------------------------
@@ -136,13 +138,15 @@ def dtype_name(t: "DType") -> str:
 def chip_path(name: str) -> Path:
     """Path of the description of chip ``name`` (e.g. ``"tpu_edge"``).
 
-    Searched in ``$TPUC_CHIP_DIR`` then in the repository's ``chips/``.
+    Searched in ``$TPUC_CHIP_DIR``, then in the package data of an installed
+    wheel (``tpuc/chips``), then in the source tree's ``chips/`` (editable
+    installs), then in ``./chips``.
     """
     dirs = []
     if os.environ.get("TPUC_CHIP_DIR"):
         dirs.append(Path(os.environ["TPUC_CHIP_DIR"]))
     here = Path(__file__).resolve().parent
-    dirs += [here.parent / "chips", here / "chips", Path.cwd() / "chips"]
+    dirs += [here / "chips", here.parent / "chips", Path.cwd() / "chips"]
     for d in dirs:
         p = d / f"{name}.json"
         if p.is_file():
@@ -241,7 +245,8 @@ class RunResult:
     stats: CycleStats
 
 
-def _spec(t: "TensorInfo") -> TensorSpec:
+def tensor_spec(t: "TensorInfo") -> TensorSpec:
+    """The TensorSpec of a chip TensorInfo."""
     return TensorSpec(t.name, tuple(t.shape), dtype_name(t.dtype), float(t.scale),
                       int(t.zero_point), int(t.ddr_addr))
 
@@ -327,13 +332,13 @@ class Model:
         return net
 
     def input_specs(self, net: Union[int, str] = 0) -> List[TensorSpec]:
-        return [_spec(t) for t in self._model.networks[self._net_index(net)].inputs]
+        return [tensor_spec(t) for t in self._model.networks[self._net_index(net)].inputs]
 
     def output_specs(self, net: Union[int, str] = 0) -> List[TensorSpec]:
-        return [_spec(t) for t in self._model.networks[self._net_index(net)].outputs]
+        return [tensor_spec(t) for t in self._model.networks[self._net_index(net)].outputs]
 
     def tensor_specs(self, net: Union[int, str] = 0) -> List[TensorSpec]:
-        return [_spec(t.info) for t in self._model.networks[self._net_index(net)].tensors]
+        return [tensor_spec(t.info) for t in self._model.networks[self._net_index(net)].tensors]
 
     @property
     def inputs(self) -> List[TensorSpec]:
