@@ -26,6 +26,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from . import _runtime as _rt
+from .progress import bar
 
 __all__ = [
     "ChipError", "DType", "Engine", "Space", "Opcode", "BinaryOp", "PoolMode",
@@ -349,12 +350,14 @@ class Model:
         return self.output_specs(0)
 
     def run(self, inputs: Mapping[str, np.ndarray], net: Union[int, str] = 0,
-            dump_all_tensors: bool = False) -> RunResult:
+            dump_all_tensors: bool = False, progress: bool = True) -> RunResult:
         """Run one network.
 
         ``inputs`` maps every input name to an array of the declared shape.
         Arrays are converted to the declared dtype; float data given for an
         int8/uint8 input is quantized with its scale and zero point.
+        ``progress`` shows a bar of committed instructions on a terminal
+        when the run takes more than a second (see :mod:`tpuc.progress`).
         """
         idx = self._net_index(net)
         specs = self.input_specs(idx)
@@ -367,7 +370,13 @@ class Model:
             if s.name not in inputs:
                 raise ValueError(f"missing input {s.name!r}")
             raw[s.name] = _to_chip_array(s, inputs[s.name]).tobytes()
-        outs, tensors, stats = self._rt.run(raw, idx, dump_all_tensors)
+        with bar(desc=f"cmodel {self.networks[idx]}", unit="inst", enable=progress) as b:
+            def advance(done: int, total: int) -> None:
+                b.total = total
+                b.update(done - b.n)
+
+            outs, tensors, stats = self._rt.run(raw, idx, dump_all_tensors,
+                                                advance if not b.disable else None)
         out_specs = {s.name: s for s in self.output_specs(idx)}
         t_specs = {s.name: s for s in self.tensor_specs(idx)}
         result = RunResult(
