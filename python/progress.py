@@ -43,7 +43,9 @@ class Stages:
 
     @contextmanager
     def step(self, name: str) -> Iterator[None]:
-        self._bar.set_description(f"{self._desc}: {name}", refresh=False)
+        # Show the running stage at once, unless the bar is still in its delay.
+        shown = self._bar.format_dict["elapsed"] >= DELAY
+        self._bar.set_description(f"{self._desc}: {name}", refresh=shown)
         yield
         self._bar.update(1)
 
