@@ -5,6 +5,7 @@
 #include "tpuc/Conversion/TopToTpu/Quantize.h"
 #include "tpuc/Dialect/Top/Transforms/Passes.h"
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
+#include "tpuc/Pipelines/Pipelines.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Transforms/Passes.h"
@@ -22,4 +23,5 @@ void tpuc::registerAllPasses() {
   tpuc::backend::registerBackendPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  tpuc::registerPassPipelines();
 }

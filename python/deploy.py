@@ -1,10 +1,10 @@
 """model_deploy: top.mlir → tpu.mlir → bmodel, validated stage by stage.
 
-Lowers a Top module for a quantization mode and chip (``convert-top-to-tpu``
-then canonicalization), writes ``<name>_tpu.mlir``, assigns DDR addresses and
-groups consecutive ops whose tensors stay in local memory
-(``tpu-layer-group``, unless ``layer_group=False``) and generates the chip's
-instructions (``tpu-codegen``) into a ``.bmodel``, and writes ``<name>_final.mlir`` (the Tpu module with
+Lowers a Top module for a quantization mode and chip (the
+``top-to-tpu-pipeline``), writes ``<name>_tpu.mlir``, then runs the
+``tpu-codegen-pipeline``: assigns DDR addresses, groups consecutive ops whose
+tensors stay in local memory (unless ``layer_group=False``) and generates the
+chip's instructions into a ``.bmodel``, and writes ``<name>_final.mlir`` (the Tpu module with
 its addresses). With a test input, the Tpu interpreter's tensors are
 compared with the reference (the Top / ONNX dump), and the bmodel is run on
 the cmodel with every tensor dumped and compared with the Tpu interpreter.
@@ -27,6 +27,7 @@ import numpy as np
 
 from . import compiler
 from . import runtime as rt
+from .mlir import ir
 from .compare import CompareResult, Tolerance, compare, load_npz
 from .preprocess import Preprocess
 from .progress import Stages
@@ -71,6 +72,8 @@ class DeployResult:
     gdma_instructions: int
     roofline: Roofline
     cmodel_seconds: float = 0.0
+    weight_bytes: int = 0  # the bmodel's weight region
+    f32_weight_bytes: int = 0  # the same weights as float32 (the Top module's)
     tpu_outputs: Path | None = None
     model_outputs: Path | None = None
     tpu_comparison: CompareResult | None = None
@@ -109,6 +112,16 @@ def _tolerance(tol) -> Tolerance:
 def _int_attr(module, name: str) -> int:
     attrs = module.operation.attributes
     return int(attrs[name].value) if name in attrs else 0
+
+
+def _f32_weight_bytes(module) -> int:
+    """Bytes of the Top module's weights as float32."""
+    func = module.body.operations[0]
+    total = 0
+    for op in func.regions[0].blocks[0].operations:
+        if op.operation.name == "top.Weight":
+            total += 4 * int(np.prod(ir.RankedTensorType(op.results[0].type).shape))
+    return total
 
 
 def _roofline(module, model: rt.Model, mode: str = "F32") -> Roofline:
@@ -162,7 +175,8 @@ def _deploy(stages: Stages, mlir_path: Path, quantize: str, chip: str, target,
     with ctx, stages.step("lower"):
         module = compiler.load_module(mlir_path, ctx)
         preprocess = Preprocess.from_module(module)  # for an image test_input
-        compiler.run_pipeline(module, f"convert-top-to-tpu{{{lowering}}},canonicalize")
+        f32_weights = _f32_weight_bytes(module)
+        compiler.run_pipeline(module, f"top-to-tpu-pipeline{{{lowering}}}")
         fallbacks = module.operation.attributes["tpu.fallback_ops"] \
             if "tpu.fallback_ops" in module.operation.attributes else []
         if len(fallbacks):
@@ -172,9 +186,8 @@ def _deploy(stages: Stages, mlir_path: Path, quantize: str, chip: str, target,
         tpu_mlir = out_dir / f"{name}_tpu.mlir"
         compiler.save_module(module, tpu_mlir)
     with ctx, stages.step("codegen"):
-        group = f"tpu-layer-group{{chip={chip}}}," if layer_group else ""
-        compiler.run_pipeline(module, f"tpu-assign-address{{chip={chip}}},{group}"
-                                      f"tpu-codegen{{chip={chip} bmodel={model_path}}}")
+        compiler.run_pipeline(module, f"tpu-codegen-pipeline{{chip={chip} bmodel={model_path} "
+                                      f"layer-group={str(layer_group).lower()}}}")
         final_mlir = out_dir / f"{name}_final.mlir"
         compiler.save_module(module, final_mlir)
     compile_seconds = time.perf_counter() - start
@@ -195,7 +208,8 @@ def _deploy(stages: Stages, mlir_path: Path, quantize: str, chip: str, target,
         microseconds=st.microseconds, tiu_utilization=st.tiu_utilization,
         gdma_utilization=st.gdma_utilization, tiu_instructions=st.tiu_instructions,
         gdma_instructions=st.gdma_instructions, roofline=_roofline(module, model, quantize),
-        cmodel_seconds=cmodel_seconds)
+        cmodel_seconds=cmodel_seconds, weight_bytes=int(model.bmodel.plan.weight_size),
+        f32_weight_bytes=f32_weights)
 
     if test_input is None:
         if test_reference is not None:
@@ -229,7 +243,7 @@ def _deploy(stages: Stages, mlir_path: Path, quantize: str, chip: str, target,
 
 def _lowering_options(mode: str, chip: str, calibration_table, asymmetric: bool,
                       quantize_table) -> str:
-    """convert-top-to-tpu's options; bad combinations fail here, in one line."""
+    """top-to-tpu-pipeline's options; bad combinations fail here, in one line."""
     opts = [f"mode={mode}", f"chip={chip}"]
     if calibration_table is not None:
         if mode != "INT8":

@@ -25,7 +25,7 @@ from .progress import Stages
 
 log = logging.getLogger(__name__)
 
-TOP_PIPELINE = "top-shape-infer,canonicalize"
+TOP_PIPELINE = "top-transform-pipeline"  # registered in C++ (Pipelines.cpp)
 
 
 @dataclass

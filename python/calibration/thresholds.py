@@ -17,7 +17,13 @@ bin j holds |x| in [j·w, (j+1)·w)), so any method can run from the cache.
   TensorRT-style calibrator does): after a ReLU half the values are exact
   zeros, and that spike, merged with its neighbours in Q, drags the pure
   algorithm's threshold far down (ResNet-18 ReLU outputs: cosine 0.93 after
-  INT8 fake-quantisation instead of 0.9999).
+  INT8 fake-quantisation instead of 0.9999). Candidates that clip more than
+  ``KL_MAX_CLIPPED`` (1 %) of the values are skipped: KL(P || Q) measures
+  only the shape of the kept part, so a distribution with no mass near zero
+  (sigmoid outputs in [0.29, 0.73]) otherwise gets a threshold at its lower
+  edge that clips every value (an MLP's output: cosine 0.956 instead of
+  0.9999), and a network's logits lose their largest values (MobileNetV2:
+  0.981 instead of 0.9999).
 * ``percentile``: the |x| below which ``percentile`` % of the values lie,
   interpolated linearly inside its bin, at most max |x|.
 * ``minmax``: max |x| (exact, from the tracked min and max).
@@ -37,6 +43,7 @@ import numpy as np
 from .histogram import AbsHistogram
 
 KL_LEVELS = 128  # quantised levels of Q, and the first candidate
+KL_MAX_CLIPPED = 0.01  # most of the values a kl threshold may clip
 MIN_THRESHOLD = 1e-6
 DEFAULT_PERCENTILE = 99.99
 
@@ -44,7 +51,7 @@ DESCRIPTIONS = {
     "kl": "kl (TensorRT EntropyCalibrator2: every candidate bin i in 128..bins-1, P = first i bins "
           "with the outliers folded into the last, Q = P's bins merged into 128 groups and expanded "
           "over P's non-zero bins, threshold = (argmin KL + 0.5) * bin width; bin 0 takes bin 1's "
-          "count first)",
+          "count first; candidates clipping more than 1% of the values skipped)",
     "percentile": "percentile {percentile:g} of |x| (linear inside the bin)",
     "minmax": "minmax (max |x|)",
     "mse": "mse (bin centre t minimising the expected squared error of symmetric INT8: "
@@ -108,6 +115,9 @@ def kl_threshold(h: AbsHistogram) -> float:
     counts = h.counts.copy()
     counts[0] = counts[1]  # see the module doc: ReLU's zeros must not set the threshold
     kl = kl_divergences(counts)
+    # See the module doc: candidates clipping too much are no candidates.
+    clipped = 1.0 - np.cumsum(counts)[KL_LEVELS - 1:-1] / counts.sum()
+    kl[clipped > KL_MAX_CLIPPED] = np.inf
     if not np.isfinite(kl).any():
         return h.absmax
     return min((_first_min(kl, 1e-12) + KL_LEVELS + 0.5) * h.width, h.absmax)

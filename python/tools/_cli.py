@@ -59,3 +59,7 @@ def print_deploy_stats(r) -> None:
           f"GDMA {100 * r.gdma_utilization:.1f}% busy ({r.gdma_instructions} inst)")
     print(f"roofline: {rl.cycles:.0f} cycles, {rl.bound}-bound ({rl.macs} MACs, "
           f"{rl.ddr_bytes} DDR bytes); achieved {r.roofline_ratio:.2f}x the bound")
+    if r.f32_weight_bytes:
+        print(f"weights: {r.weight_bytes / 1024:.1f} KiB in the bmodel, "
+              f"{r.weight_bytes / r.f32_weight_bytes:.2f}x their F32 size "
+              f"({r.f32_weight_bytes / 1024:.1f} KiB)")

@@ -68,3 +68,23 @@ def test_cli_missing_mlir(tmp_path, capsys):
     rc = model_deploy.main(["--mlir", str(tmp_path / "none.mlir"), "--model",
                             str(tmp_path / "x.bmodel")])
     assert rc == 1 and "none.mlir" in capsys.readouterr().err
+
+
+def test_cli_int8_reports_weights_against_f32(cnn, capsys):
+    from tpuc.calibration.driver import calibrate
+    rng = np.random.default_rng(4)
+    (cnn / "ds").mkdir(exist_ok=True)
+    for k in range(4):
+        np.savez(cnn / "ds" / f"{k}.npz", **{n: rng.standard_normal(s).astype(np.float32)
+                                              for n, s in zoo.ZOO["cnn_bn"].inputs.items()})
+    calibrate(cnn / "cnn_bn.mlir", cnn / "ds", cnn / "table", progress=False)
+    rc = model_deploy.main(["--mlir", str(cnn / "cnn_bn.mlir"), "--quantize", "INT8",
+                            "--calibration_table", str(cnn / "table"), "--chip", "tpu_edge",
+                            "--model", str(cnn / "int8.bmodel"), "--test_input", str(cnn / "in.npz"),
+                            "--test_reference", str(cnn / "top.npz"), "--tolerance", "0.99,0.9"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    # int8 filters and int32 biases, plus the requantization tables.
+    line = next(x for x in out.splitlines() if x.startswith("weights:"))
+    ratio = float(line.split(",")[1].split("x")[0])
+    assert 0.2 < ratio < 0.35, line

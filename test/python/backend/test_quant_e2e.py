@@ -46,12 +46,11 @@ def run(p, name, chip, mode, asymmetric=False, layer_group=True):
         opts = f"mode={mode} chip={chip}"
         if mode == "INT8":
             opts += f" calibration-table={p.table} asymmetric={str(asymmetric).lower()}"
-        compiler.run_pipeline(m, f"convert-top-to-tpu{{{opts}}},canonicalize")
+        compiler.run_pipeline(m, f"top-to-tpu-pipeline{{{opts}}}")
         ref = compiler.interpret(m, inputs, all_tensors=True)
         bm = p.mlir.parent / f"{name}_{chip}_{mode}_{asymmetric}_{layer_group}.bmodel"
-        group = f"tpu-layer-group{{chip={chip}}}," if layer_group else ""
-        compiler.run_pipeline(m, f"tpu-assign-address{{chip={chip}}},{group}"
-                                 f"tpu-codegen{{chip={chip} bmodel={bm}}}")
+        compiler.run_pipeline(m, f"tpu-codegen-pipeline{{chip={chip} bmodel={bm} "
+                                 f"layer-group={str(layer_group).lower()}}}")
     r = rt.Model(bm).run(inputs, dump_all_tensors=True)
     return ref, {**r.tensors, **r.outputs}
 

@@ -142,8 +142,23 @@ def test_kl_matches_the_literal_algorithm(seed):
     finite = np.isfinite(ref)
     assert (np.isfinite(kl) == finite).all()
     assert np.allclose(kl[finite], ref[finite], rtol=1e-9, atol=1e-12)
-    best = int(np.flatnonzero(ref <= ref[finite].min() + 1e-12)[0])
+    clipped = 1 - np.cumsum(counts)[127:-1] / counts.sum()
+    ref[clipped > T.KL_MAX_CLIPPED] = math.inf
+    best = int(np.flatnonzero(ref <= ref[np.isfinite(ref)].min() + 1e-12)[0])
     assert T.threshold(h, "kl") == pytest.approx(min((best + 128.5) * h.width, h.absmax))
+
+
+def test_kl_never_clips_more_than_one_percent():
+    # Values only in [0.4, 1.0) of the range (sigmoid outputs of small
+    # inputs): unguarded, KL would put the threshold at the bulk's lower
+    # edge, clipping almost every value. The first candidate that keeps 99 %
+    # of 1228 equal bins is the bin holding the 1216th, i.e. bin 819 + 1216.
+    c = np.zeros(BINS, np.int64)
+    c[820:] = 10
+    t = T.threshold(hist(c), "kl")
+    kept = np.cumsum(c)[int(t)] / c.sum()
+    assert kept >= 0.99
+    assert t >= 820 + 0.99 * (BINS - 820) - 1
 
 
 # ----------------------------------------------------------------- mse
