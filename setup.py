@@ -3,7 +3,10 @@
 The CMake build lives in `build/` (reused across installs). Its Python
 artifacts under `build/python_packages/tpuc/` (the `tpuc.mlir` package and
 native modules) are linked into the package for editable installs and copied
-into it for regular ones.
+into it for regular ones (`pip install .` / `pip wheel .`), together with the
+`tpuc-opt` binary (`tpuc/_bin/`) and the chip descriptions (`tpuc/chips/`),
+so an installed wheel needs nothing from the source tree. Editable installs
+find both in the source tree instead.
 """
 import os
 import shutil
@@ -14,6 +17,7 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 BUILD = Path(os.environ.get("TPUC_BUILD_DIR", ROOT / "build"))
@@ -37,6 +41,12 @@ def cmake_configure_and_build():
     subprocess.check_call(["cmake", "--build", str(BUILD), "-j", jobs])
 
 
+def _library_aliases(directory, names):
+    d = Path(directory)
+    return [n for n in names if n.endswith(".so") and (d / n).is_symlink()
+            and (d / n).resolve().parent == d.resolve()]
+
+
 def place_artifacts(dest: Path, link: bool):
     """Puts every built Python artifact into the `tpuc` package at `dest`."""
     src = BUILD / "python_packages" / "tpuc"
@@ -49,7 +59,10 @@ def place_artifacts(dest: Path, link: bool):
         if link:
             target.symlink_to(item)
         elif item.is_dir():
-            shutil.copytree(item, target, symlinks=False)
+            # A library's unversioned-name symlink (lib.so -> lib.so.22.1)
+            # would become a second full copy in a wheel; loaders use the
+            # versioned name.
+            shutil.copytree(item, target, symlinks=False, ignore=_library_aliases)
         else:
             shutil.copy2(item, target)
 
@@ -63,25 +76,46 @@ class CMakeBuild(build_ext):
             dest = Path(self.build_lib) / "tpuc"
             dest.mkdir(parents=True, exist_ok=True)
             place_artifacts(dest, link=False)
+            (dest / "_bin").mkdir(exist_ok=True)
+            shutil.copy2(BUILD / "bin" / "tpuc-opt", dest / "_bin" / "tpuc-opt")
 
 
-TOOLS = ["model_transform", "model_deploy", "model_runner", "npz_tool", "run_calibration"]
+class BuildPyWithChips(build_py):
+    """Ships chips/*.json as package data (tpuc/chips) in regular installs."""
+
+    def run(self):
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return
+        dest = Path(self.build_lib) / "tpuc" / "chips"
+        dest.mkdir(parents=True, exist_ok=True)
+        for chip in sorted((ROOT / "chips").glob("*.json")):
+            shutil.copy2(chip, dest / chip.name)
+
+
+TOOLS = ["model_transform", "model_deploy", "model_runner", "model_tool", "npz_tool",
+         "run_calibration"]
 
 setup(
     name="tpuc",
     version="0.1.0",
     description="MLIR-based ahead-of-time compiler toolchain for a TPU",
     python_requires=">=3.10",
+    # libLLVM.so of the LLVM build the C++ side links against, plus what the
+    # flow imports; torch is needed only by the PyTorch frontend.
+    install_requires=["xtc-llvm-dev==22.1.8.2", "numpy", "onnx", "onnxruntime",
+                      "ml_dtypes", "tqdm"],
     packages=["tpuc"] + ["tpuc." + p for p in
                          ("frontend", "frontend.fx", "dynamo", "tools", "testing",
                           "calibration")],
     package_dir={"tpuc": "python"},
     # The extension is a placeholder that makes setuptools run CMakeBuild.
     ext_modules=[Extension("tpuc._cmake_build", sources=[])],
-    cmdclass={"build_ext": CMakeBuild},
+    cmdclass={"build_ext": CMakeBuild, "build_py": BuildPyWithChips},
     entry_points={"console_scripts": [
         f"{t}.py = tpuc.tools.{t}:main" for t in TOOLS] + [
-        f"{t} = tpuc.tools.{t}:main" for t in TOOLS],
+        f"{t} = tpuc.tools.{t}:main" for t in TOOLS] + [
+        "tpuc-opt = tpuc.tools.tpuc_opt:main"],
         # torch.compile(model, backend="tpuc")
         "torch_dynamo_backends": ["tpuc = tpuc.dynamo:aot_backend"]},
     zip_safe=False,

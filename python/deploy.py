@@ -30,6 +30,7 @@ from . import runtime as rt
 from .mlir import ir
 from .compare import CompareResult, Tolerance, compare, load_npz
 from .preprocess import Preprocess
+from .progress import Stages
 from .transform import load_inputs
 
 log = logging.getLogger(__name__)
@@ -159,8 +160,19 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
     out_dir.mkdir(parents=True, exist_ok=True)
     name = model_path.stem
 
+    with Stages(f"deploy {name}", 3 + (test_input is not None)) as stages:
+        return _deploy(stages, mlir_path, quantize, chip, target, model_path, name,
+                       lowering, test_input, test_reference, compare_all, tolerance,
+                       excepts, layer_group, start)
+
+
+def _deploy(stages: Stages, mlir_path: Path, quantize: str, chip: str, target,
+            model_path: Path, name: str, lowering: str, test_input, test_reference,
+            compare_all: bool, tolerance: Tolerance, excepts, layer_group: bool,
+            start: float) -> DeployResult:
+    out_dir = model_path.parent
     ctx = compiler.make_context()
-    with ctx:
+    with ctx, stages.step("lower"):
         module = compiler.load_module(mlir_path, ctx)
         preprocess = Preprocess.from_module(module)  # for an image test_input
         f32_weights = _f32_weight_bytes(module)
@@ -173,6 +185,7 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
         qparams = quant_params(module)
         tpu_mlir = out_dir / f"{name}_tpu.mlir"
         compiler.save_module(module, tpu_mlir)
+    with ctx, stages.step("codegen"):
         compiler.run_pipeline(module, f"tpu-codegen-pipeline{{chip={chip} bmodel={model_path} "
                                       f"layer-group={str(layer_group).lower()}}}")
         final_mlir = out_dir / f"{name}_final.mlir"
@@ -185,7 +198,8 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
     inputs = (load_inputs(test_input, names, preprocess) if test_input is not None else
               {s.name: np.zeros(s.shape, s.numpy_dtype) for s in model.inputs})
     t0 = time.perf_counter()
-    run = model.run(inputs, dump_all_tensors=test_input is not None)
+    with stages.step("cmodel"):
+        run = model.run(inputs, dump_all_tensors=test_input is not None)
     cmodel_seconds = time.perf_counter() - t0
     st = run.stats
     result = DeployResult(
@@ -201,7 +215,7 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
         if test_reference is not None:
             raise ValueError("test_reference needs test_input")
         return result
-    with ctx:
+    with ctx, stages.step("Tpu interpreter"):
         tpu = compiler.interpret(module, inputs, all_tensors=True)
     # Quantized tensors are dumped as the integers they are.
     tpu = {k: (v.astype(np.int8) if k in qparams else v) for k, v in tpu.items()}

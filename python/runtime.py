@@ -26,6 +26,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from . import _runtime as _rt
+from .progress import bar
 
 __all__ = [
     "ChipError", "DType", "Engine", "Space", "Opcode", "BinaryOp", "PoolMode",
@@ -38,7 +39,7 @@ __all__ = [
     "make_dma_fill", "make_dma_gather", "load_target", "chip_path", "read_bmodel",
     "write_bmodel", "serialize_bmodel", "parse_bmodel", "build_bmodel",
     "numpy_dtype", "chip_dtype", "parse_target", "dtype_name", "TensorSpec", "CycleStats", "RunResult",
-    "Model", "run_bmodel",
+    "Model", "run_bmodel", "tensor_spec",
 ]
 
 log = logging.getLogger("tpuc.runtime")
@@ -85,6 +86,8 @@ write_bmodel = _rt.write_bmodel
 serialize_bmodel = _rt.serialize_bmodel
 parse_bmodel = _rt.parse_bmodel
 parse_target = _rt.parse_target
+BMODEL_VERSION = _rt.BMODEL_VERSION
+ISA_VERSION = _rt.ISA_VERSION
 
 
 # --- dtypes -------------------------------------------------------------------
@@ -136,13 +139,15 @@ def dtype_name(t: "DType") -> str:
 def chip_path(name: str) -> Path:
     """Path of the description of chip ``name`` (e.g. ``"tpu_edge"``).
 
-    Searched in ``$TPUC_CHIP_DIR`` then in the repository's ``chips/``.
+    Searched in ``$TPUC_CHIP_DIR``, then in the package data of an installed
+    wheel (``tpuc/chips``), then in the source tree's ``chips/`` (editable
+    installs), then in ``./chips``.
     """
     dirs = []
     if os.environ.get("TPUC_CHIP_DIR"):
         dirs.append(Path(os.environ["TPUC_CHIP_DIR"]))
     here = Path(__file__).resolve().parent
-    dirs += [here.parent / "chips", here / "chips", Path.cwd() / "chips"]
+    dirs += [here / "chips", here.parent / "chips", Path.cwd() / "chips"]
     for d in dirs:
         p = d / f"{name}.json"
         if p.is_file():
@@ -241,7 +246,8 @@ class RunResult:
     stats: CycleStats
 
 
-def _spec(t: "TensorInfo") -> TensorSpec:
+def tensor_spec(t: "TensorInfo") -> TensorSpec:
+    """The TensorSpec of a chip TensorInfo."""
     return TensorSpec(t.name, tuple(t.shape), dtype_name(t.dtype), float(t.scale),
                       int(t.zero_point), int(t.ddr_addr))
 
@@ -327,13 +333,13 @@ class Model:
         return net
 
     def input_specs(self, net: Union[int, str] = 0) -> List[TensorSpec]:
-        return [_spec(t) for t in self._model.networks[self._net_index(net)].inputs]
+        return [tensor_spec(t) for t in self._model.networks[self._net_index(net)].inputs]
 
     def output_specs(self, net: Union[int, str] = 0) -> List[TensorSpec]:
-        return [_spec(t) for t in self._model.networks[self._net_index(net)].outputs]
+        return [tensor_spec(t) for t in self._model.networks[self._net_index(net)].outputs]
 
     def tensor_specs(self, net: Union[int, str] = 0) -> List[TensorSpec]:
-        return [_spec(t.info) for t in self._model.networks[self._net_index(net)].tensors]
+        return [tensor_spec(t.info) for t in self._model.networks[self._net_index(net)].tensors]
 
     @property
     def inputs(self) -> List[TensorSpec]:
@@ -344,12 +350,14 @@ class Model:
         return self.output_specs(0)
 
     def run(self, inputs: Mapping[str, np.ndarray], net: Union[int, str] = 0,
-            dump_all_tensors: bool = False) -> RunResult:
+            dump_all_tensors: bool = False, progress: bool = True) -> RunResult:
         """Run one network.
 
         ``inputs`` maps every input name to an array of the declared shape.
         Arrays are converted to the declared dtype; float data given for an
         int8/uint8 input is quantized with its scale and zero point.
+        ``progress`` shows a bar of committed instructions on a terminal
+        when the run takes more than a second (see :mod:`tpuc.progress`).
         """
         idx = self._net_index(net)
         specs = self.input_specs(idx)
@@ -362,7 +370,13 @@ class Model:
             if s.name not in inputs:
                 raise ValueError(f"missing input {s.name!r}")
             raw[s.name] = _to_chip_array(s, inputs[s.name]).tobytes()
-        outs, tensors, stats = self._rt.run(raw, idx, dump_all_tensors)
+        with bar(desc=f"cmodel {self.networks[idx]}", unit="inst", enable=progress) as b:
+            def advance(done: int, total: int) -> None:
+                b.total = total
+                b.update(done - b.n)
+
+            outs, tensors, stats = self._rt.run(raw, idx, dump_all_tensors,
+                                                advance if not b.disable else None)
         out_specs = {s.name: s for s in self.output_specs(idx)}
         t_specs = {s.name: s for s in self.tensor_specs(idx)}
         result = RunResult(

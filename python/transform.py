@@ -21,6 +21,7 @@ from .compare import CompareResult, Tolerance, compare
 from .frontend.onnx_importer import import_onnx, write_top
 from .frontend.onnx_reference import run_reference
 from .preprocess import Preprocess, is_image, module_inputs
+from .progress import Stages
 
 log = logging.getLogger(__name__)
 
@@ -92,22 +93,38 @@ def transform(model_name: str, model_def: str | Path, mlir: str | Path,
     out_dir.mkdir(parents=True, exist_ok=True)
     weight_file = out_dir / f"{model_name}_top_weights.npz"
 
+    stages = Stages(f"transform {model_name}",
+                    2 + (test_input is not None) + 2 * (test_result is not None))
+    with stages:
+        result = _transform_onnx(stages, model_name, model_def, mlir, weight_file,
+                                 input_shapes, test_input, test_result, output_names,
+                                 excepts, tolerance, preprocess)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _transform_onnx(stages: Stages, model_name, model_def, mlir: Path, weight_file: Path,
+                    input_shapes, test_input, test_result, output_names, excepts,
+                    tolerance, preprocess) -> TransformResult:
+    out_dir = mlir.parent
     ctx = compiler.make_context()
-    imported = import_onnx(model_def, model_name, ctx, input_shapes, output_names)
+    with stages.step("import"):
+        imported = import_onnx(model_def, model_name, ctx, input_shapes, output_names)
     module = imported.module
     first_shape = module_inputs(module)[0][1] if imported.input_names else None
     if preprocess is not None:
         preprocess.check_shape(first_shape)
         preprocess = preprocess.bind(first_shape)
         preprocess.record(module)
-    write_top(imported, weight_file)
-    with ctx:
-        compiler.save_module(module, out_dir / f"{model_name}_origin.mlir")
-        compiler.run_pipeline(module, TOP_PIPELINE)
-        # Canonicalization may have made new weights (e.g. BatchNorm folded
-        # into Conv): the weight file keeps exactly what the module uses.
-        compiler.save_weights(module, weight_file)
-        compiler.save_module(module, mlir)
+    with stages.step("top passes"):
+        write_top(imported, weight_file)
+        with ctx:
+            compiler.save_module(module, out_dir / f"{model_name}_origin.mlir")
+            compiler.run_pipeline(module, TOP_PIPELINE)
+            # Canonicalization may have made new weights (e.g. BatchNorm folded
+            # into Conv): the weight file keeps exactly what the module uses.
+            compiler.save_weights(module, weight_file)
+            compiler.save_module(module, mlir)
     result = TransformResult(mlir=mlir, weight_file=weight_file,
                              output_names=imported.output_names)
     log.info("wrote %s and %s", mlir, weight_file)
@@ -119,17 +136,18 @@ def transform(model_name: str, model_def: str | Path, mlir: str | Path,
         feeds = {vi.name: inputs[vi.name].astype(
                      tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type))
                  for vi in imported.onnx_model.graph.input if vi.name in inputs}
-        ref = run_reference(imported.onnx_model, feeds, all_tensors=True)
+        with stages.step("onnxruntime reference"):
+            ref = run_reference(imported.onnx_model, feeds, all_tensors=True)
         result.ref_outputs = out_dir / f"{model_name}_ref_outputs.npz"
         np.savez(result.ref_outputs, **ref)
         if test_result is not None:
-            with ctx:
+            with stages.step("Top interpreter"), ctx:
                 tensors = compiler.interpret(module, inputs, all_tensors=True)
             result.top_outputs = Path(test_result)
             np.savez(result.top_outputs, **tensors)
-            result.comparison = compare(tensors, ref, tolerance=tolerance,
-                                        excepts=excepts)
+            with stages.step("compare"):
+                result.comparison = compare(tensors, ref, tolerance=tolerance,
+                                            excepts=excepts)
     elif test_result is not None:
         raise ValueError("--test_result needs --test_input")
-    result.seconds = time.perf_counter() - start
     return result

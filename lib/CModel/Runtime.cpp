@@ -30,7 +30,7 @@ Status Runtime::loadModel(BModel m) {
 }
 
 Status Runtime::run(size_t net, const std::map<std::string, std::vector<uint8_t>> &in,
-                    bool dump_tensors, RunResult &out) {
+                    bool dump_tensors, RunResult &out, const Progress &progress) {
   if (!loaded_)
     return Status::error("no bmodel loaded");
   if (net >= model_.networks.size())
@@ -69,11 +69,18 @@ Status Runtime::run(size_t net, const std::map<std::string, std::vector<uint8_t>
       if (t.after_id == 0)
         snapshot(t.info);
   CModel::CommitHook hook;
-  if (dump_tensors && !n.tensors.empty())
+  const bool dumping = dump_tensors && !n.tensors.empty();
+  const uint64_t total = n.tiu.size() + n.gdma.size();
+  const uint64_t step = total / 100 + 1;
+  uint64_t done = 0;
+  if (dumping || progress)
     hook = [&](Engine e, uint32_t id) {
-      for (const auto &t : n.tensors)
-        if (t.engine == e && t.after_id == id)
-          snapshot(t.info);
+      if (dumping)
+        for (const auto &t : n.tensors)
+          if (t.engine == e && t.after_id == id)
+            snapshot(t.info);
+      if (progress && (++done % step == 0 || done == total))
+        progress(done, total);
     };
   std::vector<DdrRegion> regions = model_.plan.regions();
   TPUC_RETURN_IF_ERROR(sim.run(n.tiu, n.gdma, out.stats, hook, &regions));

@@ -60,22 +60,24 @@ namespace {
 // '_' are free-form comments.
 class ObjReader {
 public:
-  ObjReader(const JsonValue &v, std::string path) : v_(v), path_(std::move(path)) {}
+  ObjReader(const llvm::json::Value &v, std::string path)
+      : v_(v.getAsObject()), path_(std::move(path)) {}
   Status check() const {
-    if (!v_.isObject())
+    if (!v_)
       return Status::error(path_ + ": expected an object");
     return Status::OK();
   }
   Status num(const char *key, double &out, double lo, double hi) {
     seen_.insert(key);
-    const JsonValue *m = v_.get(key);
+    const llvm::json::Value *m = v_->get(key);
     if (!m)
       return Status::error(path_ + "." + key + ": missing");
-    if (!m->isNumber())
+    std::optional<double> d = m->getAsNumber();
+    if (!d)
       return Status::error(path_ + "." + key + ": expected a number");
-    if (!(m->number >= lo && m->number <= hi))
+    if (!(*d >= lo && *d <= hi))
       return Status::error(path_ + "." + key + ": value out of range");
-    out = m->number;
+    out = *d;
     return Status::OK();
   }
   template <typename T> Status integer(const char *key, T &out, double lo, double hi) {
@@ -88,37 +90,45 @@ public:
   }
   Status str(const char *key, std::string &out, bool required) {
     seen_.insert(key);
-    const JsonValue *m = v_.get(key);
+    const llvm::json::Value *m = v_->get(key);
     if (!m) {
       if (required)
         return Status::error(path_ + "." + key + ": missing");
       return Status::OK();
     }
-    if (!m->isString())
+    std::optional<llvm::StringRef> str = m->getAsString();
+    if (!str)
       return Status::error(path_ + "." + key + ": expected a string");
-    out = m->string;
+    out = str->str();
     return Status::OK();
   }
-  const JsonValue *child(const char *key) {
+  const llvm::json::Value *child(const char *key) {
     seen_.insert(key);
-    return v_.get(key);
+    return v_->get(key);
   }
   Status noUnknown() const {
-    for (const auto &kv : v_.object)
-      if (!kv.first.empty() && kv.first[0] != '_' && !seen_.count(kv.first))
-        return Status::error(path_ + ": unknown key \"" + kv.first + "\"");
+    // Object iteration order is unspecified: report the first unknown key
+    // in sorted order so the message is deterministic.
+    std::set<std::string> unknown;
+    for (const auto &kv : *v_) {
+      llvm::StringRef k = kv.first;
+      if (!k.empty() && k[0] != '_' && !seen_.count(k.str()))
+        unknown.insert(k.str());
+    }
+    if (!unknown.empty())
+      return Status::error(path_ + ": unknown key \"" + *unknown.begin() + "\"");
     return Status::OK();
   }
 
 private:
-  const JsonValue &v_;
+  const llvm::json::Object *v_;
   std::string path_;
   std::set<std::string> seen_;
 };
 
 Status readSub(ObjReader &parent, const char *key, const std::string &path,
                const std::function<Status(ObjReader &)> &fn) {
-  const JsonValue *c = parent.child(key);
+  const llvm::json::Value *c = parent.child(key);
   if (!c)
     return Status::error(path + ": missing");
   ObjReader r(*c, path);
@@ -140,7 +150,7 @@ std::string fmt(double d) {
 } // namespace
 
 Status parseTarget(const std::string &json, Target &out) {
-  JsonValue root;
+  llvm::json::Value root = nullptr;
   TPUC_RETURN_IF_ERROR(parseJson(json, root).withContext("target"));
   ObjReader r(root, "target");
   TPUC_RETURN_IF_ERROR(r.check());

@@ -23,10 +23,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
 from .. import compiler
 from ..preprocess import Preprocess, is_image, module_inputs
+from ..progress import bar
 from ..transform import load_inputs
 from .histogram import DEFAULT_BINS, HistogramSet
 from .table import CalibrationTable, TensorRange
@@ -95,7 +94,7 @@ def collect_histograms(module, files: list[Path], bins: int = DEFAULT_BINS,
     names = [n for n, _ in module_inputs(module)]
     preprocess = Preprocess.from_module(module)
     hists = HistogramSet()
-    for path in tqdm(files, desc="calibration", unit="sample", disable=not progress):
+    for path in bar(files, desc="calibration", unit="sample", enable=progress):
         try:
             inputs = load_inputs(path, names, preprocess)
         except (ValueError, FileNotFoundError) as e:

@@ -21,6 +21,18 @@ def add_compare_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="print every tensor")
 
 
+def add_progress_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no_progress", action="store_true",
+                   help="no progress bars (they only show on a terminal anyway)")
+
+
+def setup_progress(args: argparse.Namespace) -> None:
+    from .. import progress
+
+    if getattr(args, "no_progress", False):
+        progress.set_enabled(False)
+
+
 def setup_logging(verbose: bool) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")

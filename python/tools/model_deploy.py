@@ -17,7 +17,7 @@ from ..compare import NpzError
 from ..compiler import CompileError
 from ..deploy import LAYER_GROUP_DEFAULT, MODES, deploy
 from ..runtime import ChipError
-from ._cli import add_compare_args, print_comparison, print_deploy_stats, setup_logging
+from ._cli import add_compare_args, add_progress_arg, setup_progress, print_comparison, print_deploy_stats, setup_logging
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,12 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "and can be dumped (slower; for hunting accuracy problems)")
     p.set_defaults(layer_group=LAYER_GROUP_DEFAULT)
     add_compare_args(p)
+    add_progress_arg(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.verbose)
+    setup_progress(args)
     try:
         r = deploy(args.mlir, quantize=args.quantize, chip=args.chip,
                    model_path=args.model, test_input=args.test_input,

@@ -24,6 +24,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from ._cli import add_progress_arg, setup_progress
+
 
 def _npz_safe(arr: np.ndarray) -> np.ndarray:
     # npz cannot describe ml_dtypes' bfloat16 portably.
@@ -95,7 +97,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="also store every named intermediate tensor in the output")
     parser.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
     parser.add_argument("--net", default="0", help="network name or index (default 0)")
+    add_progress_arg(parser)
     args = parser.parse_args(argv)
+    setup_progress(args)
     net = int(args.net) if args.net.isdigit() else args.net
     try:
         from tpuc.compiler import CompileError

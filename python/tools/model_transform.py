@@ -9,7 +9,7 @@ from ..compiler import CompileError
 from ..frontend.errors import FrontendError
 from ..preprocess import CHANNEL_FORMATS, PIXEL_FORMATS, Preprocess
 from ..transform import transform
-from ._cli import add_compare_args, names_list, print_comparison, setup_logging
+from ._cli import add_compare_args, add_progress_arg, setup_progress, names_list, print_comparison, setup_logging
 
 
 def _shapes(text: str) -> list[list[int]]:
@@ -64,12 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--keep_aspect_ratio", action="store_true",
                    help="resize keeping the aspect ratio, pad with zeros")
     add_compare_args(p)
+    add_progress_arg(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.verbose)
+    setup_progress(args)
     try:
         preprocess = preprocess_from_args(args)
         result = transform(args.model_name, args.model_def, args.mlir,

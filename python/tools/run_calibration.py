@@ -14,7 +14,7 @@ import sys
 
 from ..calibration import DEFAULT_BINS, DEFAULT_PERCENTILE, METHODS, calibrate
 from ..compiler import CompileError
-from ._cli import setup_logging
+from ._cli import add_progress_arg, setup_logging, setup_progress
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--histogram_bins", type=int, default=DEFAULT_BINS,
                    help="bins per tensor histogram (default %(default)s)")
     p.add_argument("--cache_dir", help="histogram cache directory (default: the output's)")
-    p.add_argument("--no_progress", action="store_true", help="no progress bar")
+    add_progress_arg(p)
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     return p
 
@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.verbose)
+    setup_progress(args)
     try:
         r = calibrate(args.mlir, args.dataset, args.output, input_num=args.input_num,
                       method=args.method, percentile=args.percentile, bins=args.histogram_bins,

@@ -4,12 +4,16 @@
 #include "tpuc/Chip/Target.h"
 #include "mlir/IR/BuiltinOps.h"
 #include <string>
+#include <vector>
 
 namespace tpuc {
 namespace backend {
+/// Directories searched for chip descriptions, in order: $TPUC_CHIP_DIR, the
+/// installed package's chips/ (found from where this code was loaded, e.g.
+/// tpuc/_bin/../chips), and the source tree's chips/.
+std::vector<std::string> chipDirs();
 /// Path of a chip description: `chip` itself when it names a file (has a
-/// '/' or ends in .json), else <chips dir>/<chip>.json, the chips dir being
-/// $TPUC_CHIP_DIR or the source tree's chips/.
+/// '/' or ends in .json), else the first <dir>/<chip>.json of chipDirs().
 std::string chipPath(const std::string &chip);
 /// Loads a chip by name or path; the message names the chip on failure.
 chip::Status loadChip(const std::string &chip, chip::Target &out);

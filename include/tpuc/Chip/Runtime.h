@@ -6,6 +6,7 @@
 #include "tpuc/Chip/CModel.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,11 +28,15 @@ public:
   Status loadModel(BModel m);
   const BModel &model() const { return model_; }
 
+  /// Called with (committed, total) instructions as a run advances, at most
+  /// about a hundred times a run.
+  using Progress = std::function<void(uint64_t done, uint64_t total)>;
+
   /// Runs network `net` with raw input bytes keyed by input name (sizes must
   /// match exactly). With dump_tensors every named tensor is captured when
   /// its producing instruction commits.
   Status run(size_t net, const std::map<std::string, std::vector<uint8_t>> &in,
-             bool dump_tensors, RunResult &out);
+             bool dump_tensors, RunResult &out, const Progress &progress = Progress());
 
 private:
   BModel model_;

@@ -535,22 +535,40 @@ PYBIND11_MODULE(_runtime, m) {
         return r;
       })
       .def_property_readonly("model", &Runtime::model)
-      .def("run", [](Runtime &r, const py::dict &inputs, size_t net, bool dump) {
+      .def("run", [](Runtime &r, const py::dict &inputs, size_t net, bool dump,
+                     const py::object &progress) {
         std::map<std::string, std::vector<uint8_t>> in;
         for (auto kv : inputs)
           in[kv.first.cast<std::string>()] = bufferVec(kv.second.cast<py::buffer>());
         RunResult res;
         Status st;
+        Runtime::Progress report;
+        // A Python error in the callback is kept and raised after the run.
+        std::unique_ptr<py::error_already_set> callbackError;
+        if (!progress.is_none())
+          report = [&](uint64_t done, uint64_t total) {
+            py::gil_scoped_acquire gil;
+            if (callbackError)
+              return;
+            try {
+              progress(done, total);
+            } catch (py::error_already_set &e) {
+              callbackError = std::make_unique<py::error_already_set>(std::move(e));
+            }
+          };
         {
           py::gil_scoped_release nogil;
-          st = r.run(net, in, dump, res);
+          st = r.run(net, in, dump, res, report);
         }
+        if (callbackError)
+          throw std::move(*callbackError);
         check(st);
         py::dict outs, tensors;
         for (const auto &kv : res.outputs) outs[py::str(kv.first)] = toBytes(kv.second);
         for (const auto &kv : res.tensors) tensors[py::str(kv.first)] = toBytes(kv.second);
         return py::make_tuple(outs, tensors, res.stats);
-      }, py::arg("inputs"), py::arg("net") = 0, py::arg("dump_tensors") = false);
+      }, py::arg("inputs"), py::arg("net") = 0, py::arg("dump_tensors") = false,
+         py::arg("progress") = py::none());
 
   // --- Bit-exact helpers shared with the compiler (for tests and tools) --------
   m.def("f32_to_f16_bits", &f32ToF16);
