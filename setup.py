@@ -105,9 +105,10 @@ setup(
     # flow imports; torch is needed only by the PyTorch frontend.
     install_requires=["xtc-llvm-dev==22.1.8.2", "numpy", "onnx", "onnxruntime",
                       "ml_dtypes", "tqdm"],
-    packages=["tpuc"] + ["tpuc." + p for p in
-                         ("frontend", "frontend.fx", "dynamo", "tools", "testing",
-                          "calibration")],
+    # Every directory of python/ with an __init__.py is a subpackage.
+    packages=["tpuc"] + sorted(
+        "tpuc." + ".".join(p.parent.relative_to(ROOT / "python").parts)
+        for p in (ROOT / "python").glob("*/**/__init__.py") if "mlir" not in p.parts),
     package_dir={"tpuc": "python"},
     # The extension is a placeholder that makes setuptools run CMakeBuild.
     ext_modules=[Extension("tpuc._cmake_build", sources=[])],
