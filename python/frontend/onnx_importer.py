@@ -125,7 +125,13 @@ class OnnxImporter(TopBuilder):
         converter = onnx_ops.CONVERTERS.get(node.op_type)
         if converter is None:
             raise self.fail("op type is not supported")
-        results = converter(self, node)
+        try:
+            results = converter(self, node)
+        except FrontendError:
+            raise
+        except Exception as e:  # noqa: BLE001 - an MLIR/numpy error names no node
+            msg = str(e).strip().splitlines()
+            raise self.fail(f"conversion failed: {msg[0] if msg else type(e).__name__}") from e
         if isinstance(results, ir.Value):
             results = [results]
         for name, v in zip(node.output, results):

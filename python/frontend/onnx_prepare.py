@@ -1,6 +1,7 @@
 """Loads an ONNX model and makes it static and simple enough to import.
 
-Checks the opset, applies input shape overrides, turns Constant nodes into
+Checks the opset (converting opsets 11 and 12 up with ONNX's version
+converter), applies input shape overrides, turns Constant nodes into
 initializers, folds every node whose inputs are all constant (evaluated by
 ONNX's own reference implementation) and runs ONNX shape inference until
 every tensor has a static shape.
@@ -13,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
-from onnx import numpy_helper, shape_inference
+from onnx import numpy_helper, shape_inference, version_converter
 from onnx.reference import ReferenceEvaluator
 
 from .errors import FrontendError
@@ -21,6 +22,8 @@ from .errors import FrontendError
 log = logging.getLogger(__name__)
 
 MIN_OPSET, MAX_OPSET = 13, 21
+# Older opsets ONNX's version converter brings up to MIN_OPSET.
+MIN_CONVERTIBLE_OPSET = 11
 
 # Never folded: folding them would bake randomness or lose tensor names that
 # users compare against.
@@ -42,16 +45,39 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     return model
 
 
-def opset_of(model: onnx.ModelProto, name: str) -> int:
+def _default_opset(model: onnx.ModelProto, name: str) -> int:
     for imp in model.opset_import:
         if imp.domain in ("", "ai.onnx"):
-            v = imp.version
-            if not MIN_OPSET <= v <= MAX_OPSET:
-                raise FrontendError(
-                    f"opset {v} is not supported (supported: "
-                    f"{MIN_OPSET} to {MAX_OPSET})", model=name)
-            return v
+            return imp.version
     raise FrontendError("model imports no default-domain opset", model=name)
+
+
+def opset_of(model: onnx.ModelProto, name: str) -> int:
+    v = _default_opset(model, name)
+    if not MIN_OPSET <= v <= MAX_OPSET:
+        raise FrontendError(
+            f"opset {v} is not supported (supported: {MIN_CONVERTIBLE_OPSET} "
+            f"to {MAX_OPSET}; {MIN_CONVERTIBLE_OPSET}-{MIN_OPSET - 1} are "
+            f"converted to {MIN_OPSET})", model=name)
+    return v
+
+
+def upgrade_opset(model: onnx.ModelProto, name: str) -> onnx.ModelProto:
+    """Opsets 11 and 12 converted to MIN_OPSET (Split/Squeeze/Unsqueeze/
+    Reduce* attributes become inputs, Softmax's axis semantics change, ...)
+    by ONNX's version converter; newer models are returned as they are."""
+    v = _default_opset(model, name)
+    if not MIN_CONVERTIBLE_OPSET <= v < MIN_OPSET:
+        return model
+    try:
+        converted = version_converter.convert_version(model, MIN_OPSET)
+    except Exception as e:  # the converter raises bare RuntimeErrors
+        msg = str(e).strip().splitlines()
+        raise FrontendError(f"converting opset {v} to {MIN_OPSET} failed: "
+                            f"{msg[-1] if msg else e}", model=name) from None
+    log.warning("%s: converted opset %d to %d with onnx.version_converter", name, v,
+                MIN_OPSET)
+    return converted
 
 
 def _static_dims(vi: onnx.ValueInfoProto) -> list[int] | None:
@@ -156,8 +182,15 @@ def _fold_constants(model: onnx.ModelProto, opset: int) -> bool:
             continue
         real_inputs = [i for i in node.input if i]
         if foldable and real_inputs and all(i in inits for i in real_inputs):
-            values = ReferenceEvaluator(_single_node_model(
-                node, [inits[i] for i in real_inputs], opset)).run(None, {})
+            try:
+                values = ReferenceEvaluator(_single_node_model(
+                    node, [inits[i] for i in real_inputs], opset)).run(None, {})
+            except Exception as e:  # noqa: BLE001 - any evaluator failure
+                # The importer converts the node instead, or names it.
+                log.debug("not folding node '%s' (%s): %s", node.name or node.output[0],
+                          node.op_type, e)
+                keep.append(node)
+                continue
             for out, v in zip(node.output, values):
                 t = numpy_helper.from_array(np.asarray(v), out)
                 graph.initializer.append(t)
@@ -174,7 +207,7 @@ def prepare(path: str | Path, input_shapes: list[list[int]] | None = None
             ) -> onnx.ModelProto:
     """Loads `path` and returns a statically shaped, constant-folded model."""
     name = str(path)
-    model = load_model(path)
+    model = upgrade_opset(load_model(path), name)
     opset = opset_of(model, name)
     override_input_shapes(model, input_shapes, name)
     for vi in graph_inputs(model):
@@ -186,10 +219,17 @@ def prepare(path: str | Path, input_shapes: list[list[int]] | None = None
                 f"one with --input_shapes", model=name)
     _constants_to_initializers(model.graph)
     # Stale shapes of overridden inputs would contradict inference.
+    _clear_inferred_shapes(model)
+    model = _infer(model, name)
+    while _fold_constants(model, opset):
+        # Shapes inferred before this round may keep a dimension symbolic
+        # that folding has since made static: infer them afresh.
+        _clear_inferred_shapes(model)
+        model = _infer(model, name)
+    return model
+
+
+def _clear_inferred_shapes(model: onnx.ModelProto) -> None:
     del model.graph.value_info[:]
     for out in model.graph.output:
         out.type.tensor_type.ClearField("shape")
-    model = _infer(model, name)
-    while _fold_constants(model, opset):
-        model = _infer(model, name)
-    return model

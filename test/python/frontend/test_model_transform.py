@@ -5,6 +5,7 @@ import sys
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
@@ -93,10 +94,27 @@ def test_unknown_op(tmp_path):
     _one_line_error(proc, "node 'the_node' (Hardmax)", "not supported")
 
 
-def test_old_opset(tmp_path):
-    onnx.save(_tiny("Relu", opset=11), tmp_path / "o.onnx")
+def test_too_old_opset(tmp_path):
+    onnx.save(_tiny("Relu", opset=10), tmp_path / "o.onnx")
     proc = _run_cli("--model_name", "o", "--model_def", str(tmp_path / "o.onnx"), "--mlir", str(tmp_path / "o.mlir"))
-    _one_line_error(proc, "opset 11 is not supported")
+    _one_line_error(proc, "opset 10 is not supported", "converted to 13")
+
+
+@pytest.mark.parametrize("opset", [11, 12])
+def test_opset_11_12_are_converted(tmp_path, opset):
+    """Opset-11 Softmax flattens from `axis` on; after conversion to 13 the
+    result still matches onnxruntime on the original model."""
+    model = _tiny("Softmax", opset=opset, shape=(2, 3, 4), axis=1)
+    onnx.save(model, tmp_path / "s.onnx")
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    proc = _run_cli("--model_name", "s", "--model_def", str(tmp_path / "s.onnx"),
+                    "--mlir", str(tmp_path / "s.mlir"), "--test_input", str(tmp_path / "in.npz"),
+                    "--test_result", str(tmp_path / "out.npz"))
+    assert proc.returncode == 0, proc.stderr
+    assert f"converted opset {opset} to 13" in proc.stderr + proc.stdout
+    want = ort.InferenceSession(str(tmp_path / "s.onnx")).run(None, {"x": x})[0]
+    np.testing.assert_allclose(np.load(tmp_path / "out.npz")["y"], want, rtol=1e-5, atol=1e-6)
 
 
 def test_dynamic_input_needs_shapes(tmp_path):
