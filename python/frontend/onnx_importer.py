@@ -17,12 +17,15 @@ import onnx
 from onnx import numpy_helper
 
 from ..mlir import ir
-from . import onnx_ops
+from . import onnx_ops, onnx_ops_mask, onnx_ops_rnn  # noqa: F401 (register)
 from .errors import FrontendError
 from .onnx_prepare import graph_inputs, opset_of, prepare
 from .top_builder import TopBuilder, write_weights
 
 log = logging.getLogger(__name__)
+
+_FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE,
+                onnx.TensorProto.BFLOAT16, onnx.TensorProto.UNDEFINED}
 
 
 @dataclass
@@ -46,11 +49,16 @@ class OnnxImporter(TopBuilder):
         self.opset = opset_of(model, self.source)
         graph = model.graph
         self.initializers = {i.name: i for i in graph.initializer}
+        self.elem_types = {i.name: i.data_type for i in graph.initializer}
         for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
             t = vi.type.tensor_type
             if t.HasField("shape"):
                 self.shapes[vi.name] = [d.dim_value for d in t.shape.dim]
+            if t.elem_type:
+                self.elem_types[vi.name] = t.elem_type
         self.values: dict[str, ir.Value] = {}
+        # Values converters computed at import (e.g. IsNaN of an integer).
+        self.known: dict[str, np.ndarray] = {}
         self.node: onnx.NodeProto | None = None
 
     # -- helpers used by the op converters ---------------------------------
@@ -63,8 +71,22 @@ class OnnxImporter(TopBuilder):
 
     def const(self, name: str) -> np.ndarray | None:
         """The value of a constant input, or None when it is computed."""
+        if name in self.known:
+            return self.known[name]
         init = self.initializers.get(name)
         return None if init is None else numpy_helper.to_array(init)
+
+    def is_integral(self, name: str) -> bool:
+        """Whether the ONNX tensor holds integers or bools (all tensors are
+        f32 in Top; these hold exact small integers)."""
+        t = self.elem_types.get(name)
+        return t is not None and t not in _FLOAT_TYPES
+
+    def constant_result(self, name: str, array: np.ndarray) -> ir.Value:
+        """A node output known at import time: a weight, and a constant to
+        the converters of later nodes."""
+        self.known[name] = array
+        return self.weight(name, array)
 
     def require_const(self, name: str, what: str) -> np.ndarray:
         value = self.const(name)
