@@ -9,6 +9,7 @@ every tensor has a static shape.
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 
 import numpy as np
@@ -130,6 +131,13 @@ def _constants_to_initializers(graph: onnx.GraphProto) -> None:
     keep = []
     for node in graph.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            attr = node.attribute[0] if len(node.attribute) == 1 else None
+            if attr is not None and attr.name == "value":  # the common form, read directly
+                tensor = onnx.TensorProto()
+                tensor.CopyFrom(attr.t)
+                tensor.name = node.output[0]
+                graph.initializer.append(tensor)
+                continue
             value = ReferenceEvaluator(_single_node_model(node, [])).run(None, {})[0]
             graph.initializer.append(
                 numpy_helper.from_array(np.asarray(value), node.output[0]))
@@ -150,14 +158,39 @@ def _single_node_model(node: onnx.NodeProto,
         graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
 
 
+# Initializers larger than this enter shape inference by their shape alone:
+# only small ones (shapes, axes, indices) feed data propagation, and copying
+# the weights into every inference round would dominate the transform time.
+_INFER_DATA_LIMIT = 1024
+
+
 def _infer(model: onnx.ModelProto, name: str) -> onnx.ModelProto:
+    """ONNX shape inference on `model`'s graph without its large weights;
+    the inferred value_info and output shapes are written into `model`."""
+    graph = model.graph
+    small, big = [], []
+    for init in graph.initializer:
+        (big if math.prod(init.dims) > _INFER_DATA_LIMIT else small).append(init)
+    inputs = {v.name for v in graph.input}
+    light_graph = onnx.helper.make_graph(
+        graph.node, graph.name,
+        list(graph.input) + [onnx.helper.make_tensor_value_info(i.name, i.data_type, i.dims)
+                             for i in big if i.name not in inputs],
+        graph.output, initializer=small)
+    light = onnx.helper.make_model(light_graph, opset_imports=model.opset_import,
+                                   ir_version=model.ir_version, functions=model.functions)
     try:
-        return shape_inference.infer_shapes(model, check_type=True,
-                                            strict_mode=True, data_prop=True)
+        inferred = shape_inference.infer_shapes(light, check_type=True,
+                                                strict_mode=True, data_prop=True)
     except Exception as e:  # onnx raises InferenceError and others
         msg = str(e).strip().splitlines()
         raise FrontendError(f"shape inference failed: {msg[-1] if msg else e}",
                             model=name) from None
+    del graph.value_info[:]
+    graph.value_info.extend(inferred.graph.value_info)
+    del graph.output[:]
+    graph.output.extend(inferred.graph.output)
+    return model
 
 
 def _fold_constants(model: onnx.ModelProto, opset: int) -> bool:
