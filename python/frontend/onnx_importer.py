@@ -141,6 +141,30 @@ class OnnxImporter(TopBuilder):
         return ImportedModel(module, self.weights, [vi.name for vi in inputs],
                              outputs, self.model)
 
+    def check(self) -> list[FrontendError]:
+        """Converts every node, collecting the errors instead of stopping at
+        the first: a node that fails gets zero stand-ins for its outputs so
+        the nodes after it are still checked. Builds no module to keep."""
+        graph = self.model.graph
+        problems: list[FrontendError] = []
+        with self.ctx, ir.Location.unknown():
+            module = ir.Module.create()
+            with ir.InsertionPoint(module.body):
+                for vi in graph_inputs(self.model):
+                    self.values[vi.name] = self.weight(vi.name, np.zeros(self.shape(vi.name)))
+                for node in graph.node:
+                    self.node = node
+                    try:
+                        self._convert(node)
+                    except FrontendError as e:
+                        problems.append(e)
+                        for out in node.output:
+                            if out and out not in self.values:
+                                self.values[out] = self.weight(
+                                    out, np.zeros(self.shapes.get(out, [1])))
+        self.node = None
+        return problems
+
     def _convert(self, node: onnx.NodeProto) -> None:
         if node.domain not in ("", "ai.onnx"):
             raise self.fail(f"custom domain '{node.domain}' is not supported")
@@ -167,6 +191,19 @@ def import_onnx(path: str | Path, model_name: str, ctx: ir.Context,
     """Imports an ONNX file into a Top module (weights not yet written)."""
     model = prepare(path, input_shapes)
     return OnnxImporter(model, model_name, ctx, source=str(path)).build(output_names)
+
+
+def check_onnx(path: str | Path, input_shapes: list[list[int]] | None = None
+               ) -> list[FrontendError]:
+    """Every node of the model tpuc cannot compile, with the reason (an error
+    of the model as a whole, e.g. its opset or a dynamic input, is the only
+    entry when there is one)."""
+    from ..compiler import make_context
+    try:
+        model = prepare(path, input_shapes)
+    except FrontendError as e:
+        return [e]
+    return OnnxImporter(model, Path(path).stem, make_context(), source=str(path)).check()
 
 
 def write_top(imported: ImportedModel, weight_file: str | Path) -> None:
