@@ -1,13 +1,11 @@
 """Shared fixtures of the PyTorch frontend tests."""
-import importlib.util
 import logging
-import sys
-import types
 
 import pytest
 import torch
 
 from tpuc.dynamo import cache
+from tpuc.testing import real_models
 
 
 @pytest.fixture(autouse=True)
@@ -27,44 +25,13 @@ def tpuc_log(caplog):
 
 
 def torchvision_models():
-    """torchvision.models without running torchvision/__init__: the PyPI
-    wheel's C extension needs a CUDA torch, and the package's import fails
-    without it, while the model definitions are pure Python."""
     try:
-        import torchvision.models as models
-        return models
-    except (ImportError, RuntimeError, OSError):
-        pass
-    spec = importlib.util.find_spec("torchvision")
-    if spec is None:
-        pytest.skip("torchvision is not installed (scripts/bootstrap.sh installs it)")
-    for name in [m for m in sys.modules if m == "torchvision" or m.startswith("torchvision.")]:
-        del sys.modules[name]
-    pkg = types.ModuleType("torchvision")
-    pkg.__path__ = list(spec.submodule_search_locations)
-    pkg.__spec__ = spec
-    sys.modules["torchvision"] = pkg
-    import torchvision.models as models
-    return models
+        return real_models.torchvision_models()
+    except ImportError as e:
+        pytest.skip(str(e))
 
 
-def randomize(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
-    """Random weights everywhere (torchvision zero-initializes some heads and
-    biases, which would make outputs trivially equal), BN statistics
-    included; eval mode."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, t in list(model.named_parameters()) + list(model.named_buffers()):
-            if not t.is_floating_point():
-                continue
-            if name.endswith("running_var"):
-                t.copy_(torch.rand(t.shape, generator=g) + 0.5)
-            elif t.dim() >= 2:
-                fan_in = t[0].numel()
-                t.copy_(torch.randn(t.shape, generator=g) / fan_in ** 0.5)
-            else:
-                t.copy_(torch.randn(t.shape, generator=g) * 0.2 + (1.0 if "weight" in name else 0))
-    return model.eval()
+randomize = real_models.randomize
 
 
 def cosine(a: torch.Tensor, b: torch.Tensor) -> float:
