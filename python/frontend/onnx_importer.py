@@ -152,12 +152,18 @@ class OnnxImporter(TopBuilder):
             with ir.InsertionPoint(module.body):
                 for vi in graph_inputs(self.model):
                     self.values[vi.name] = self.weight(vi.name, np.zeros(self.shape(vi.name)))
+                failed: set[str] = set()  # outputs of nodes that could not be converted
                 for node in graph.node:
                     self.node = node
                     try:
                         self._convert(node)
                     except FrontendError as e:
-                        problems.append(e)
+                        # A supported op failing on a stand-in input (its shape
+                        # unknown, a Shape left unfolded) is a consequence.
+                        if not (failed & set(node.input) and (
+                                node.op_type in onnx_ops.CONVERTERS or node.op_type == "Shape")):
+                            problems.append(e)
+                        failed.update(node.output)
                         for out in node.output:
                             if out and out not in self.values:
                                 self.values[out] = self.weight(
