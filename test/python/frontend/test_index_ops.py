@@ -57,6 +57,9 @@ CASES = {
     "scatter_nd": _case(
         [_n("ScatterND", ["x", "idx", "u"], ["y"], name="y")],
         [("x", [4, 3, 2]), ("u", [2, 3, 2])], [const("idx", np.array([[3], [0]], np.int64))]),
+    "embedding": _case([_n("Gather", ["table", "ids"], ["y"], name="y")], [("ids", [2, 3])],
+                       [const("table", np.random.default_rng(1).standard_normal(
+                           (500, 16)).astype(np.float32))], int_inputs={"ids": (0, 500)}),
 }
 
 
@@ -88,3 +91,12 @@ def test_runtime_scatter_indices_are_refused(tmp_path):
     onnx.save(case_model(case), tmp_path / "m.onnx")
     with pytest.raises(FrontendError, match=r"node 'the_node' \(ScatterND\): .* must be a const"):
         transform("m", tmp_path / "m.onnx", tmp_path / "m.mlir")
+
+
+def test_roofline_counts_the_rows_a_gather_reads(runner):
+    """An embedding lookup reads 6 rows of 16 floats, not the 500-row table:
+    the DDR bytes of the bound are the ids, those rows and the output."""
+    r = runner.check_deploy("embedding", "tpu_edge", layer_group=True)
+    ids, rows, out = 2 * 3 * 4, 6 * 16 * 4, 2 * 3 * 16 * 4  # ids enter as 32-bit
+    assert r.roofline.ddr_bytes == ids + rows + out
+    assert r.cycles >= r.roofline.cycles
