@@ -1,7 +1,8 @@
 """Recurrent ops unrolled at import (LSTM, GRU, RNN: directions, initial
 states, every output; onnxruntime has no layout=1) and the mask arithmetic of attention models
 (comparisons of integer tensors, logic, Where with infinite constants,
-IsNaN) and GlobalMaxPool: each tiny model matches onnxruntime on every
+IsNaN), GlobalMaxPool and a GlobalAveragePool too large for one window in
+local memory: each tiny model matches onnxruntime on every
 tensor, and compiles and runs on the cmodel of both chips matching the Tpu
 interpreter tensor by tensor."""
 import numpy as np
@@ -91,6 +92,10 @@ CASES = {
     "gru_zero_state": _recurrent("GRU", states=False, seq=2),
     "rnn_bidirectional": _recurrent("RNN", "bidirectional", seq=4),
     "mask": _mask_case(),
+    # One 112x112 plane does not fit tpu_edge's local memory: rows first.
+    "global_avg_pool_112": dict(
+        nodes=[helper.make_node("GlobalAveragePool", ["x"], ["y"], name="y")],
+        inits=[], opset=17, inputs=[("x", [1, 8, 112, 112])]),
     "global_max_pool": dict(nodes=[helper.make_node("GlobalMaxPool", ["x"], ["y"], name="y")],
                             inits=[], opset=17, inputs=[("x", [1, 3, 5, 7])]),
 }
