@@ -185,3 +185,22 @@ def test_check_lists_every_unsupported_node(tmp_path):
     onnx.save(_tiny("Relu", opset=9), tmp_path / "old.onnx")
     proc = _run_cli("--model_def", str(tmp_path / "old.onnx"), "--check")
     assert proc.returncode == 1 and "model x1: opset 9 is not supported" in proc.stdout
+
+
+def test_a_node_that_cannot_be_folded_is_imported_and_named(tmp_path):
+    """ONNX's reference evaluator fails on a Gather of constants with an
+    index out of range: the node is left to the importer, whose error names
+    it, instead of a bare evaluator exception."""
+    n = helper.make_node
+    nodes = [n("Gather", ["tab", "idx"], ["g"], name="bad_gather", axis=0),
+             n("Add", ["x", "g"], ["y"], name="add")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[onnx.numpy_helper.from_array(np.ones((4, 3), np.float32), "tab"),
+                     onnx.numpy_helper.from_array(np.array([1, 7], np.int64), "idx")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              tmp_path / "f.onnx")
+    proc = _run_cli("--model_name", "f", "--model_def", str(tmp_path / "f.onnx"),
+                    "--mlir", str(tmp_path / "f.mlir"))
+    _one_line_error(proc, "node 'bad_gather' (Gather)", "out of range")
