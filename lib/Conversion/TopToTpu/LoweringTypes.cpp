@@ -247,8 +247,16 @@ FailureOr<Value> QuantizeContext::floatWeight(Value w, Type elem) {
     return failure();
   SmallVector<uint16_t> bits;
   bits.reserve((*data)->size());
-  for (float v : **data)
-    bits.push_back(elem.isF16() ? chip::f32ToF16(v) : chip::f32ToBF16(v));
+  // A finite weight stays finite: one beyond the type's range (the -FLT_MAX
+  // of an additive attention mask) saturates to its largest value rather
+  // than becoming an infinity that 0 * inf would turn into NaN.
+  const uint16_t inf = elem.isF16() ? 0x7c00u : 0x7f80u;
+  for (float v : **data) {
+    uint16_t b = elem.isF16() ? chip::f32ToF16(v) : chip::f32ToBF16(v);
+    if (std::isfinite(v) && (b & 0x7fffu) == inf)
+      b = static_cast<uint16_t>((b & 0x8000u) | (inf - 1u));
+    bits.push_back(b);
+  }
   auto type = withElement(w, elem);
   NpyArray arr = elem.isF16()
                      ? NpyArray::of<uint16_t>("<f2", bits, type.getShape())

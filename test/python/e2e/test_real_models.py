@@ -62,3 +62,17 @@ def test_real_model_matches_onnxruntime(name, chip, transformed):
     for out in spec.output_names:  # the ONNX graph's output names
         assert cmodel[out].shape == ref[out].shape
         assert _cosine(cmodel[out], ref[out]) >= COSINE_MIN, out
+
+
+@pytest.mark.parametrize("mode,cos_min", [("F16", 0.9999), ("BF16", 0.9995)])
+def test_masked_bert_in_half_precision(mode, cos_min, transformed):
+    """The attention mask's -FLT_MAX stays finite when the weights become
+    F16 / BF16 (it saturates to their largest value): no NaN."""
+    d, t = transformed("bert")
+    r = deploy(t.mlir, mode, "tpu_edge", d / f"bert_{mode}.bmodel", test_input=d / "in.npz",
+               test_reference=t.top_outputs, tolerance=Tolerance(0.999, 0.9))
+    assert r.model_comparison.passed, r.model_comparison.summary()
+    cmodel, ref = load_npz(r.model_outputs), load_npz(t.ref_outputs)
+    for out in ("last_hidden_state", "pooler_output"):
+        assert not np.isnan(cmodel[out]).any()
+        assert _cosine(cmodel[out], ref[out]) >= cos_min, out
