@@ -104,6 +104,16 @@ FailureOr<LoweringTypes> LoweringTypes::create(ModuleOp module,
   return t;
 }
 
+bool LoweringTypes::hasExtremeRange(StringRef name) const {
+  constexpr double kF16Max = 65504.0;
+  auto it = table.find(name);
+  if (it == table.end())
+    return false;
+  const Calibration &c = it->second;
+  return std::max({std::abs(c.threshold), std::abs(c.min), std::abs(c.max)}) >
+         kF16Max;
+}
+
 tpu::LoweringMode LoweringTypes::requestedMode(StringRef opName) const {
   auto it = overrides.find(opName);
   return it == overrides.end() ? opts.mode : it->second;
@@ -319,7 +329,10 @@ static LogicalResult quantizeFunction(func::FuncOp func, QuantizeContext &ctx) {
     if (!iface)
       return op->emitOpError() << "has no lowering modes (QuantizeInterface)";
     tpu::LoweringMode mode = types.requestedMode(getOpName(op));
-    if (mode == tpu::LoweringMode::INT8 && !iface.hasInt8Form(ctx)) {
+    // Ops without an integer form, and ops whose result spans an extreme
+    // range (the sum with an attention mask), compute in the fallback mode.
+    if (mode == tpu::LoweringMode::INT8 &&
+        (!iface.hasInt8Form(ctx) || types.hasExtremeRange(getOpName(op)))) {
       ctx.fallbacks.push_back(getOpName(op) + " (" +
                               op->getName().getStringRef().str() + ")");
       mode = fallback;
