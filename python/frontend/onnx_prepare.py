@@ -193,24 +193,67 @@ def _infer(model: onnx.ModelProto, name: str) -> onnx.ModelProto:
     return model
 
 
+def _infer_node(node: onnx.NodeProto, types: dict, inits: dict, opset: int
+                ) -> dict[str, onnx.TypeProto]:
+    """Output types of one node from its inputs' types (small constant
+    inputs as data); empty when ONNX cannot say. Lets a folding round use
+    the shapes that its own folding has just made static."""
+    inputs, small = [], []
+    for name in (i for i in node.input if i):
+        init = inits.get(name)
+        if init is not None and math.prod(init.dims) <= _INFER_DATA_LIMIT:
+            small.append(init)
+        elif init is not None:
+            inputs.append(onnx.helper.make_tensor_value_info(name, init.data_type, init.dims))
+        elif name in types:
+            vi = onnx.ValueInfoProto(name=name)
+            vi.type.CopyFrom(types[name])
+            inputs.append(vi)
+        else:
+            return {}
+    graph = onnx.helper.make_graph([node], "node", inputs, [], initializer=small)
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
+    try:
+        inferred = shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:  # noqa: BLE001 - the whole-model inference reports it
+        return {}
+    return {vi.name: vi.type for vi in inferred.graph.value_info}
+
+
 def _fold_constants(model: onnx.ModelProto, opset: int) -> bool:
     """Folds nodes whose inputs are all initializers, and Shape nodes of
-    tensors with static shapes. Returns whether anything changed."""
+    tensors with static shapes, in one pass in graph order: the shapes of
+    the nodes kept are inferred on the way, so a Shape behind a Reshape
+    whose target has just been folded folds in the same pass. Returns
+    whether anything changed."""
     graph = model.graph
     inits = {i.name: i for i in graph.initializer}
-    shapes = {vi.name: _static_dims(vi) for vi in
-              list(graph.value_info) + list(graph.input) + list(graph.output)}
+    types = {vi.name: vi.type for vi in
+             list(graph.value_info) + list(graph.input) + list(graph.output)}
     outputs = {o.name for o in graph.output}
+
+    def static_shape(name):
+        if name in inits:
+            return list(inits[name].dims)
+        t = types.get(name)
+        if t is None or not t.tensor_type.HasField("shape"):
+            return None
+        dims = t.tensor_type.shape.dim
+        return [d.dim_value for d in dims] if all(d.HasField("dim_value") for d in dims) \
+            else None
+
     keep, changed = [], False
     for node in graph.node:
         foldable = (node.op_type not in _NO_FOLD and node.domain in ("", "ai.onnx")
                     and not any(o in outputs for o in node.output))
-        if foldable and node.op_type == "Shape" and shapes.get(node.input[0]):
-            dims = np.array(shapes[node.input[0]], np.int64)
+        in_shape = static_shape(node.input[0]) if node.input else None
+        if foldable and node.op_type == "Shape" and in_shape is not None:
+            dims = np.array(in_shape, np.int64)
             start = next((a.i for a in node.attribute if a.name == "start"), 0)
             end = next((a.i for a in node.attribute if a.name == "end"), len(dims))
-            graph.initializer.append(
-                numpy_helper.from_array(dims[start:end], node.output[0]))
+            t = numpy_helper.from_array(dims[start:end], node.output[0])
+            graph.initializer.append(t)
+            inits[t.name] = t
             changed = True
             continue
         real_inputs = [i for i in node.input if i]
@@ -231,6 +274,9 @@ def _fold_constants(model: onnx.ModelProto, opset: int) -> bool:
             changed = True
             continue
         keep.append(node)
+        if changed and node.domain in ("", "ai.onnx") and any(
+                o and static_shape(o) is None for o in node.output):
+            types.update(_infer_node(node, types, inits, opset))
     del graph.node[:]
     graph.node.extend(keep)
     return changed
