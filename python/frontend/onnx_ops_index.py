@@ -15,7 +15,7 @@ import string
 
 import numpy as np
 
-from .onnx_ops import _input, _str, attrs, converter
+from .onnx_ops import _str, attrs, converter
 
 _FLAT_INDEX_LIMIT = 1 << 24  # largest integer every f32 index below is exact
 

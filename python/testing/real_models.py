@@ -10,7 +10,6 @@ constant folding on, as users export). Nothing is downloaded.
 from __future__ import annotations
 
 import importlib.util
-import logging
 import sys
 import types
 import warnings
@@ -20,7 +19,6 @@ from typing import Callable
 
 import numpy as np
 
-log = logging.getLogger(__name__)
 
 OPSET = 17
 
