@@ -124,6 +124,47 @@ def _f32_weight_bytes(module) -> int:
     return total
 
 
+def _walk(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield child
+                yield from _walk(child)
+
+
+def _tensor_bytes(value) -> tuple[list[int], int]:
+    """(shape, bytes per element) of a ranked tensor value."""
+    from .mlir import ir
+    t = ir.RankedTensorType(value.type)
+    bits = getattr(t.element_type, "width", None)
+    if bits is None:  # a quantized storage type names its integer type
+        bits = 8 if "i8" in str(t.element_type) else 32
+    return list(t.shape), max(1, bits // 8)
+
+
+def gathered_weight_bytes(module) -> tuple[int, int]:
+    """(bytes of the weights read only through Gather, bytes those Gathers
+    read): an embedding lookup reads its rows, not its table."""
+    tables: dict = {}  # weight op -> (table bytes, rows read bytes, used elsewhere)
+    for op in _walk(module.operation):
+        for i, v in enumerate(op.operands):
+            owner = v.owner
+            if not hasattr(owner, "name") or owner.name != "top.Weight":
+                continue
+            key = owner
+            shape, esize = _tensor_bytes(v)
+            table = int(np.prod(shape)) * esize
+            entry = tables.setdefault(key, [table, 0, False])
+            if op.name == "tpu.Gather" and i == 0:
+                axis = op.attributes["axis"].value % len(shape)
+                indices, _ = _tensor_bytes(op.operands[1])
+                entry[1] += int(np.prod(indices)) * table // max(1, shape[axis])
+            else:
+                entry[2] = True
+    only = [(t, r) for t, r, elsewhere in tables.values() if not elsewhere and r]
+    return sum(t for t, _ in only), sum(min(t, r) for t, r in only)
+
+
 def _roofline(module, model: rt.Model, mode: str = "F32") -> Roofline:
     """The bound at the mode's peak (the chip's MACs per lane for its dtype)."""
     t = model.target
@@ -131,7 +172,8 @@ def _roofline(module, model: rt.Model, mode: str = "F32") -> Roofline:
     plan = model.bmodel.plan
     io = sum(int(np.prod(s.shape)) * np.dtype(s.numpy_dtype).itemsize
              for s in model.inputs + model.outputs)
-    ddr = int(plan.weight_size) + io
+    tables, rows = gathered_weight_bytes(module)
+    ddr = int(plan.weight_size) - tables + rows + io
     peak = t.lanes * getattr(t, "eu_" + mode.lower(), t.eu_f32)
     return Roofline(macs, ddr, macs / peak, ddr / t.ddr_bytes_per_cycle)
 

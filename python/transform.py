@@ -70,6 +70,24 @@ def load_inputs(path: str | Path, input_names: list[str],
         return {n: data[n] for n in input_names}
 
 
+def name_outputs(module, output_names: list[str]) -> None:
+    """Gives each op the model returns the name of the graph output it is:
+    canonicalization may have removed the op that carried it (a Reshape to
+    the same shape). Weights and inputs keep their own names."""
+    from .mlir import ir
+    fn = next(op for op in module.body.operations if op.operation.name == "func.func")
+    ret = fn.regions[0].blocks[0].operations[-1]
+    seen = set()
+    for value, name in zip(ret.operands, output_names):
+        op = value.owner
+        if not isinstance(op, ir.OpView) or op.operation.name in ("top.Input", "top.Weight"):
+            continue
+        if id(op) in seen:  # one op, two output names: keep the first
+            continue
+        seen.add(id(op))
+        op.location = ir.Location.name(name, context=module.context)
+
+
 def transform(model_name: str, model_def: str | Path, mlir: str | Path,
               input_shapes: list[list[int]] | None = None,
               test_input: str | Path | None = None,
@@ -121,6 +139,7 @@ def _transform_onnx(stages: Stages, model_name, model_def, mlir: Path, weight_fi
         with ctx:
             compiler.save_module(module, out_dir / f"{model_name}_origin.mlir")
             compiler.run_pipeline(module, TOP_PIPELINE)
+            name_outputs(module, imported.output_names)
             # Canonicalization may have made new weights (e.g. BatchNorm folded
             # into Conv): the weight file keeps exactly what the module uses.
             compiler.save_weights(module, weight_file)

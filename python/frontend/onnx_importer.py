@@ -17,12 +17,15 @@ import onnx
 from onnx import numpy_helper
 
 from ..mlir import ir
-from . import onnx_ops
+from . import onnx_ops, onnx_ops_index, onnx_ops_mask, onnx_ops_rnn  # noqa: F401 (register)
 from .errors import FrontendError
 from .onnx_prepare import graph_inputs, opset_of, prepare
 from .top_builder import TopBuilder, write_weights
 
 log = logging.getLogger(__name__)
+
+_FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE,
+                onnx.TensorProto.BFLOAT16, onnx.TensorProto.UNDEFINED}
 
 
 @dataclass
@@ -46,11 +49,16 @@ class OnnxImporter(TopBuilder):
         self.opset = opset_of(model, self.source)
         graph = model.graph
         self.initializers = {i.name: i for i in graph.initializer}
+        self.elem_types = {i.name: i.data_type for i in graph.initializer}
         for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
             t = vi.type.tensor_type
             if t.HasField("shape"):
                 self.shapes[vi.name] = [d.dim_value for d in t.shape.dim]
+            if t.elem_type:
+                self.elem_types[vi.name] = t.elem_type
         self.values: dict[str, ir.Value] = {}
+        # Values converters computed at import (e.g. IsNaN of an integer).
+        self.known: dict[str, np.ndarray] = {}
         self.node: onnx.NodeProto | None = None
 
     # -- helpers used by the op converters ---------------------------------
@@ -63,8 +71,22 @@ class OnnxImporter(TopBuilder):
 
     def const(self, name: str) -> np.ndarray | None:
         """The value of a constant input, or None when it is computed."""
+        if name in self.known:
+            return self.known[name]
         init = self.initializers.get(name)
         return None if init is None else numpy_helper.to_array(init)
+
+    def is_integral(self, name: str) -> bool:
+        """Whether the ONNX tensor holds integers or bools (all tensors are
+        f32 in Top; these hold exact small integers)."""
+        t = self.elem_types.get(name)
+        return t is not None and t not in _FLOAT_TYPES
+
+    def constant_result(self, name: str, array: np.ndarray) -> ir.Value:
+        """A node output known at import time: a weight, and a constant to
+        the converters of later nodes."""
+        self.known[name] = array
+        return self.weight(name, array)
 
     def require_const(self, name: str, what: str) -> np.ndarray:
         value = self.const(name)
@@ -119,13 +141,49 @@ class OnnxImporter(TopBuilder):
         return ImportedModel(module, self.weights, [vi.name for vi in inputs],
                              outputs, self.model)
 
+    def check(self) -> list[FrontendError]:
+        """Converts every node, collecting the errors instead of stopping at
+        the first: a node that fails gets zero stand-ins for its outputs so
+        the nodes after it are still checked. Builds no module to keep."""
+        graph = self.model.graph
+        problems: list[FrontendError] = []
+        with self.ctx, ir.Location.unknown():
+            module = ir.Module.create()
+            with ir.InsertionPoint(module.body):
+                for vi in graph_inputs(self.model):
+                    self.values[vi.name] = self.weight(vi.name, np.zeros(self.shape(vi.name)))
+                failed: set[str] = set()  # outputs of nodes that could not be converted
+                for node in graph.node:
+                    self.node = node
+                    try:
+                        self._convert(node)
+                    except FrontendError as e:
+                        # A supported op failing on a stand-in input (its shape
+                        # unknown, a Shape left unfolded) is a consequence.
+                        if not (failed & set(node.input) and (
+                                node.op_type in onnx_ops.CONVERTERS or node.op_type == "Shape")):
+                            problems.append(e)
+                        failed.update(node.output)
+                        for out in node.output:
+                            if out and out not in self.values:
+                                self.values[out] = self.weight(
+                                    out, np.zeros(self.shapes.get(out, [1])))
+        self.node = None
+        return problems
+
     def _convert(self, node: onnx.NodeProto) -> None:
         if node.domain not in ("", "ai.onnx"):
             raise self.fail(f"custom domain '{node.domain}' is not supported")
         converter = onnx_ops.CONVERTERS.get(node.op_type)
         if converter is None:
             raise self.fail("op type is not supported")
-        results = converter(self, node)
+        try:
+            results = converter(self, node)
+        except FrontendError:
+            raise
+        except Exception as e:  # noqa: BLE001 - an MLIR/numpy error names no node
+            msg = str(e).strip().splitlines()
+            raise self.fail(f"conversion failed: {msg[0] if msg else type(e).__name__}") from e
         if isinstance(results, ir.Value):
             results = [results]
         for name, v in zip(node.output, results):
@@ -139,6 +197,19 @@ def import_onnx(path: str | Path, model_name: str, ctx: ir.Context,
     """Imports an ONNX file into a Top module (weights not yet written)."""
     model = prepare(path, input_shapes)
     return OnnxImporter(model, model_name, ctx, source=str(path)).build(output_names)
+
+
+def check_onnx(path: str | Path, input_shapes: list[list[int]] | None = None
+               ) -> list[FrontendError]:
+    """Every node of the model tpuc cannot compile, with the reason (an error
+    of the model as a whole, e.g. its opset or a dynamic input, is the only
+    entry when there is one)."""
+    from ..compiler import make_context
+    try:
+        model = prepare(path, input_shapes)
+    except FrontendError as e:
+        return [e]
+    return OnnxImporter(model, Path(path).stem, make_context(), source=str(path)).check()
 
 
 def write_top(imported: ImportedModel, weight_file: str | Path) -> None:

@@ -450,10 +450,15 @@ def slice_(imp, node):
 @converter("Gather")
 def gather(imp, node):
     idx = imp.const(node.input[1])
+    axis = attrs(node).get("axis", 0)
+    if idx is not None:
+        dim = imp.shape(node.input[0])[axis]
+        if idx.size and not (-dim <= idx.min() and idx.max() < dim):
+            raise imp.fail(f"constant indices {idx.min()}..{idx.max()} are out of range "
+                           f"for a dim of {dim}")
     indices = (imp.weight(node.input[1], idx.astype(np.float32)) if idx is not None
                else imp.value(node.input[1]))
-    return imp.gather(node.output[0], imp.value(node.input[0]), indices,
-                      attrs(node).get("axis", 0))
+    return imp.gather(node.output[0], imp.value(node.input[0]), indices, axis)
 
 
 @converter("Pad")

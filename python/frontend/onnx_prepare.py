@@ -1,6 +1,7 @@
 """Loads an ONNX model and makes it static and simple enough to import.
 
-Checks the opset, applies input shape overrides, turns Constant nodes into
+Checks the opset (converting opsets 11 and 12 up with ONNX's version
+converter), applies input shape overrides, turns Constant nodes into
 initializers, folds every node whose inputs are all constant (evaluated by
 ONNX's own reference implementation) and runs ONNX shape inference until
 every tensor has a static shape.
@@ -8,12 +9,13 @@ every tensor has a static shape.
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
-from onnx import numpy_helper, shape_inference
+from onnx import numpy_helper, shape_inference, version_converter
 from onnx.reference import ReferenceEvaluator
 
 from .errors import FrontendError
@@ -21,6 +23,8 @@ from .errors import FrontendError
 log = logging.getLogger(__name__)
 
 MIN_OPSET, MAX_OPSET = 13, 21
+# Older opsets ONNX's version converter brings up to MIN_OPSET.
+MIN_CONVERTIBLE_OPSET = 11
 
 # Never folded: folding them would bake randomness or lose tensor names that
 # users compare against.
@@ -42,16 +46,39 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     return model
 
 
-def opset_of(model: onnx.ModelProto, name: str) -> int:
+def _default_opset(model: onnx.ModelProto, name: str) -> int:
     for imp in model.opset_import:
         if imp.domain in ("", "ai.onnx"):
-            v = imp.version
-            if not MIN_OPSET <= v <= MAX_OPSET:
-                raise FrontendError(
-                    f"opset {v} is not supported (supported: "
-                    f"{MIN_OPSET} to {MAX_OPSET})", model=name)
-            return v
+            return imp.version
     raise FrontendError("model imports no default-domain opset", model=name)
+
+
+def opset_of(model: onnx.ModelProto, name: str) -> int:
+    v = _default_opset(model, name)
+    if not MIN_OPSET <= v <= MAX_OPSET:
+        raise FrontendError(
+            f"opset {v} is not supported (supported: {MIN_CONVERTIBLE_OPSET} "
+            f"to {MAX_OPSET}; {MIN_CONVERTIBLE_OPSET}-{MIN_OPSET - 1} are "
+            f"converted to {MIN_OPSET})", model=name)
+    return v
+
+
+def upgrade_opset(model: onnx.ModelProto, name: str) -> onnx.ModelProto:
+    """Opsets 11 and 12 converted to MIN_OPSET (Split/Squeeze/Unsqueeze/
+    Reduce* attributes become inputs, Softmax's axis semantics change, ...)
+    by ONNX's version converter; newer models are returned as they are."""
+    v = _default_opset(model, name)
+    if not MIN_CONVERTIBLE_OPSET <= v < MIN_OPSET:
+        return model
+    try:
+        converted = version_converter.convert_version(model, MIN_OPSET)
+    except Exception as e:  # the converter raises bare RuntimeErrors
+        msg = str(e).strip().splitlines()
+        raise FrontendError(f"converting opset {v} to {MIN_OPSET} failed: "
+                            f"{msg[-1] if msg else e}", model=name) from None
+    log.warning("%s: converted opset %d to %d with onnx.version_converter", name, v,
+                MIN_OPSET)
+    return converted
 
 
 def _static_dims(vi: onnx.ValueInfoProto) -> list[int] | None:
@@ -104,6 +131,13 @@ def _constants_to_initializers(graph: onnx.GraphProto) -> None:
     keep = []
     for node in graph.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            attr = node.attribute[0] if len(node.attribute) == 1 else None
+            if attr is not None and attr.name == "value":  # the common form, read directly
+                tensor = onnx.TensorProto()
+                tensor.CopyFrom(attr.t)
+                tensor.name = node.output[0]
+                graph.initializer.append(tensor)
+                continue
             value = ReferenceEvaluator(_single_node_model(node, [])).run(None, {})[0]
             graph.initializer.append(
                 numpy_helper.from_array(np.asarray(value), node.output[0]))
@@ -124,40 +158,115 @@ def _single_node_model(node: onnx.NodeProto,
         graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
 
 
+# Initializers larger than this enter shape inference by their shape alone:
+# only small ones (shapes, axes, indices) feed data propagation, and copying
+# the weights into every inference round would dominate the transform time.
+_INFER_DATA_LIMIT = 1024
+
+
 def _infer(model: onnx.ModelProto, name: str) -> onnx.ModelProto:
+    """ONNX shape inference on `model`'s graph without its large weights;
+    the inferred value_info and output shapes are written into `model`."""
+    graph = model.graph
+    small, big = [], []
+    for init in graph.initializer:
+        (big if math.prod(init.dims) > _INFER_DATA_LIMIT else small).append(init)
+    inputs = {v.name for v in graph.input}
+    light_graph = onnx.helper.make_graph(
+        graph.node, graph.name,
+        list(graph.input) + [onnx.helper.make_tensor_value_info(i.name, i.data_type, i.dims)
+                             for i in big if i.name not in inputs],
+        graph.output, initializer=small)
+    light = onnx.helper.make_model(light_graph, opset_imports=model.opset_import,
+                                   ir_version=model.ir_version, functions=model.functions)
     try:
-        return shape_inference.infer_shapes(model, check_type=True,
-                                            strict_mode=True, data_prop=True)
+        inferred = shape_inference.infer_shapes(light, check_type=True,
+                                                strict_mode=True, data_prop=True)
     except Exception as e:  # onnx raises InferenceError and others
         msg = str(e).strip().splitlines()
         raise FrontendError(f"shape inference failed: {msg[-1] if msg else e}",
                             model=name) from None
+    del graph.value_info[:]
+    graph.value_info.extend(inferred.graph.value_info)
+    del graph.output[:]
+    graph.output.extend(inferred.graph.output)
+    return model
+
+
+def _infer_node(node: onnx.NodeProto, types: dict, inits: dict, opset: int
+                ) -> dict[str, onnx.TypeProto]:
+    """Output types of one node from its inputs' types (small constant
+    inputs as data); empty when ONNX cannot say. Lets a folding round use
+    the shapes that its own folding has just made static."""
+    inputs, small = [], []
+    for name in (i for i in node.input if i):
+        init = inits.get(name)
+        if init is not None and math.prod(init.dims) <= _INFER_DATA_LIMIT:
+            small.append(init)
+        elif init is not None:
+            inputs.append(onnx.helper.make_tensor_value_info(name, init.data_type, init.dims))
+        elif name in types:
+            vi = onnx.ValueInfoProto(name=name)
+            vi.type.CopyFrom(types[name])
+            inputs.append(vi)
+        else:
+            return {}
+    graph = onnx.helper.make_graph([node], "node", inputs, [], initializer=small)
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
+    try:
+        inferred = shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:  # noqa: BLE001 - the whole-model inference reports it
+        return {}
+    return {vi.name: vi.type for vi in inferred.graph.value_info}
 
 
 def _fold_constants(model: onnx.ModelProto, opset: int) -> bool:
     """Folds nodes whose inputs are all initializers, and Shape nodes of
-    tensors with static shapes. Returns whether anything changed."""
+    tensors with static shapes, in one pass in graph order: the shapes of
+    the nodes kept are inferred on the way, so a Shape behind a Reshape
+    whose target has just been folded folds in the same pass. Returns
+    whether anything changed."""
     graph = model.graph
     inits = {i.name: i for i in graph.initializer}
-    shapes = {vi.name: _static_dims(vi) for vi in
-              list(graph.value_info) + list(graph.input) + list(graph.output)}
+    types = {vi.name: vi.type for vi in
+             list(graph.value_info) + list(graph.input) + list(graph.output)}
     outputs = {o.name for o in graph.output}
+
+    def static_shape(name):
+        if name in inits:
+            return list(inits[name].dims)
+        t = types.get(name)
+        if t is None or not t.tensor_type.HasField("shape"):
+            return None
+        dims = t.tensor_type.shape.dim
+        return [d.dim_value for d in dims] if all(d.HasField("dim_value") for d in dims) \
+            else None
+
     keep, changed = [], False
     for node in graph.node:
         foldable = (node.op_type not in _NO_FOLD and node.domain in ("", "ai.onnx")
                     and not any(o in outputs for o in node.output))
-        if foldable and node.op_type == "Shape" and shapes.get(node.input[0]):
-            dims = np.array(shapes[node.input[0]], np.int64)
+        in_shape = static_shape(node.input[0]) if node.input else None
+        if foldable and node.op_type == "Shape" and in_shape is not None:
+            dims = np.array(in_shape, np.int64)
             start = next((a.i for a in node.attribute if a.name == "start"), 0)
             end = next((a.i for a in node.attribute if a.name == "end"), len(dims))
-            graph.initializer.append(
-                numpy_helper.from_array(dims[start:end], node.output[0]))
+            t = numpy_helper.from_array(dims[start:end], node.output[0])
+            graph.initializer.append(t)
+            inits[t.name] = t
             changed = True
             continue
         real_inputs = [i for i in node.input if i]
         if foldable and real_inputs and all(i in inits for i in real_inputs):
-            values = ReferenceEvaluator(_single_node_model(
-                node, [inits[i] for i in real_inputs], opset)).run(None, {})
+            try:
+                values = ReferenceEvaluator(_single_node_model(
+                    node, [inits[i] for i in real_inputs], opset)).run(None, {})
+            except Exception as e:  # noqa: BLE001 - any evaluator failure
+                # The importer converts the node instead, or names it.
+                log.debug("not folding node '%s' (%s): %s", node.name or node.output[0],
+                          node.op_type, e)
+                keep.append(node)
+                continue
             for out, v in zip(node.output, values):
                 t = numpy_helper.from_array(np.asarray(v), out)
                 graph.initializer.append(t)
@@ -165,6 +274,9 @@ def _fold_constants(model: onnx.ModelProto, opset: int) -> bool:
             changed = True
             continue
         keep.append(node)
+        if changed and node.domain in ("", "ai.onnx") and any(
+                o and static_shape(o) is None for o in node.output):
+            types.update(_infer_node(node, types, inits, opset))
     del graph.node[:]
     graph.node.extend(keep)
     return changed
@@ -174,7 +286,7 @@ def prepare(path: str | Path, input_shapes: list[list[int]] | None = None
             ) -> onnx.ModelProto:
     """Loads `path` and returns a statically shaped, constant-folded model."""
     name = str(path)
-    model = load_model(path)
+    model = upgrade_opset(load_model(path), name)
     opset = opset_of(model, name)
     override_input_shapes(model, input_shapes, name)
     for vi in graph_inputs(model):
@@ -186,10 +298,17 @@ def prepare(path: str | Path, input_shapes: list[list[int]] | None = None
                 f"one with --input_shapes", model=name)
     _constants_to_initializers(model.graph)
     # Stale shapes of overridden inputs would contradict inference.
+    _clear_inferred_shapes(model)
+    model = _infer(model, name)
+    while _fold_constants(model, opset):
+        # Shapes inferred before this round may keep a dimension symbolic
+        # that folding has since made static: infer them afresh.
+        _clear_inferred_shapes(model)
+        model = _infer(model, name)
+    return model
+
+
+def _clear_inferred_shapes(model: onnx.ModelProto) -> None:
     del model.graph.value_info[:]
     for out in model.graph.output:
         out.type.tensor_type.ClearField("shape")
-    model = _infer(model, name)
-    while _fold_constants(model, opset):
-        model = _infer(model, name)
-    return model

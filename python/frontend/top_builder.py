@@ -87,7 +87,8 @@ class TopBuilder:
         name, so a second call returns the first one's value."""
         if name in self._weight_values:
             return self._weight_values[name]
-        array = np.ascontiguousarray(array, dtype=np.float32)
+        # np.array, not np.ascontiguousarray: that makes a 0-d array 1-d.
+        array = np.array(array, dtype=np.float32, order="C")
         self.weights[name] = array
         t = ir.RankedTensorType.get(list(array.shape), ir.F32Type.get())
         v = top.WeightOp(t, loc=self.loc(name)).result

@@ -7,6 +7,7 @@ import sys
 
 from ..compiler import CompileError
 from ..frontend.errors import FrontendError
+from ..frontend.onnx_importer import check_onnx
 from ..preprocess import CHANNEL_FORMATS, PIXEL_FORMATS, Preprocess
 from ..transform import transform
 from ._cli import add_compare_args, add_progress_arg, setup_progress, names_list, print_comparison, setup_logging
@@ -47,12 +48,15 @@ def preprocess_from_args(args: argparse.Namespace) -> Preprocess | None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="model_transform.py", description=__doc__)
-    p.add_argument("--model_name", required=True, help="name used for output files")
+    p.add_argument("--model_name", help="name used for output files (required unless --check)")
     p.add_argument("--model_def", required=True, help="the .onnx model")
     p.add_argument("--input_shapes", type=_shapes, help="e.g. [[1,3,224,224]]")
     p.add_argument("--test_input", help=".npz (keys = input names), .npy or an image file")
     p.add_argument("--test_result", help="write the Top interpreter's tensors here")
-    p.add_argument("--mlir", required=True, help="output top.mlir")
+    p.add_argument("--mlir", help="output top.mlir (required unless --check)")
+    p.add_argument("--check", action="store_true",
+                   help="only list the ops and attributes tpuc cannot compile (with counts "
+                        "and node names); exit 1 if there are any")
     p.add_argument("--output_names", type=names_list, help="comma-separated outputs")
     g = p.add_argument_group("preprocessing (recorded in the top.mlir, applied to image inputs)")
     g.add_argument("--mean", type=_numbers(float), help="per-channel mean, e.g. 123.675,116.28,103.53")
@@ -68,10 +72,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def report_check(model_def: str, problems) -> int:
+    """Prints the problems grouped by op type and reason; 1 if any."""
+    if not problems:
+        print(f"{model_def}: every node can be compiled")
+        return 0
+    groups: dict[tuple[str, str], list[str]] = {}
+    for e in problems:
+        groups.setdefault((e.op or "model", e.reason), []).append(e.node)
+    print(f"{model_def}: {len(problems)} node(s) tpuc cannot compile:")
+    for (op, reason), nodes in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        named = [n for n in nodes if n]
+        shown = ", ".join(named[:5]) + (f", ... ({len(named) - 5} more)" if len(named) > 5 else "")
+        print(f"  {op} x{len(nodes)}: {reason}" + (f"  [{shown}]" if named else ""))
+    return 1
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     setup_logging(args.verbose)
     setup_progress(args)
+    if args.check:
+        return report_check(args.model_def, check_onnx(args.model_def, args.input_shapes))
+    for flag in ("model_name", "mlir"):
+        if getattr(args, flag) is None:
+            parser.error(f"the following arguments are required: --{flag}")
     try:
         preprocess = preprocess_from_args(args)
         result = transform(args.model_name, args.model_def, args.mlir,

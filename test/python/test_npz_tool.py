@@ -124,6 +124,19 @@ def test_nan_and_inf_fail_clearly(bad, where):
     assert r.reason == f"{'NaN' if bad == 'nan' else 'Inf'} in {where}"
 
 
+@pytest.mark.parametrize("target", [-np.finfo(np.float32).max, -65504.0, -np.inf])
+def test_saturated_values_match_an_infinite_reference(target):
+    """An additive mask: -inf in the reference, the float32 or float16 limit
+    (or -inf) in the target count as equal; a smaller value does not."""
+    ref = np.array([0.0, -np.inf, 1.5, -np.inf], np.float32)
+    got = ref.copy()
+    got[[1, 3]] = target
+    r = row(got, ref)
+    assert r.passed and "2 saturated" in r.reason
+    got[1] = -60000.0
+    assert row(got, ref).failed
+
+
 def test_unsupported_dtype_fails():
     r = row(np.array(["a", "b"]), np.array(["a", "b"]))
     assert r.failed and "unsupported dtype" in r.reason

@@ -104,6 +104,16 @@ FailureOr<LoweringTypes> LoweringTypes::create(ModuleOp module,
   return t;
 }
 
+bool LoweringTypes::hasExtremeRange(StringRef name) const {
+  constexpr double kF16Max = 65504.0;
+  auto it = table.find(name);
+  if (it == table.end())
+    return false;
+  const Calibration &c = it->second;
+  return std::max({std::abs(c.threshold), std::abs(c.min), std::abs(c.max)}) >
+         kF16Max;
+}
+
 tpu::LoweringMode LoweringTypes::requestedMode(StringRef opName) const {
   auto it = overrides.find(opName);
   return it == overrides.end() ? opts.mode : it->second;
@@ -247,8 +257,16 @@ FailureOr<Value> QuantizeContext::floatWeight(Value w, Type elem) {
     return failure();
   SmallVector<uint16_t> bits;
   bits.reserve((*data)->size());
-  for (float v : **data)
-    bits.push_back(elem.isF16() ? chip::f32ToF16(v) : chip::f32ToBF16(v));
+  // A finite weight stays finite: one beyond the type's range (the -FLT_MAX
+  // of an additive attention mask) saturates to its largest value rather
+  // than becoming an infinity that 0 * inf would turn into NaN.
+  const uint16_t inf = elem.isF16() ? 0x7c00u : 0x7f80u;
+  for (float v : **data) {
+    uint16_t b = elem.isF16() ? chip::f32ToF16(v) : chip::f32ToBF16(v);
+    if (std::isfinite(v) && (b & 0x7fffu) == inf)
+      b = static_cast<uint16_t>((b & 0x8000u) | (inf - 1u));
+    bits.push_back(b);
+  }
   auto type = withElement(w, elem);
   NpyArray arr = elem.isF16()
                      ? NpyArray::of<uint16_t>("<f2", bits, type.getShape())
@@ -311,7 +329,10 @@ static LogicalResult quantizeFunction(func::FuncOp func, QuantizeContext &ctx) {
     if (!iface)
       return op->emitOpError() << "has no lowering modes (QuantizeInterface)";
     tpu::LoweringMode mode = types.requestedMode(getOpName(op));
-    if (mode == tpu::LoweringMode::INT8 && !iface.hasInt8Form(ctx)) {
+    // Ops without an integer form, and ops whose result spans an extreme
+    // range (the sum with an attention mask), compute in the fallback mode.
+    if (mode == tpu::LoweringMode::INT8 &&
+        (!iface.hasInt8Form(ctx) || types.hasExtremeRange(getOpName(op)))) {
       ctx.fallbacks.push_back(getOpName(op) + " (" +
                               op->getName().getStringRef().str() + ")");
       mode = fallback;

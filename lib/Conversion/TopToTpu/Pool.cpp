@@ -1,6 +1,7 @@
 // Pooling: the chip pools in 2-D with floor rounding, so 1-D pools get a
 // height of 1, ceil_mode becomes extra end padding, and GlobalAvgPool becomes
-// an AvgPool whose kernel covers the whole plane.
+// an AvgPool whose kernel covers the whole plane (a large plane: its rows,
+// then the column of row means).
 #include "Common.h"
 #include "tpuc/Dialect/Tpu/IR/TpuUtils.h"
 
@@ -107,6 +108,8 @@ struct LowerPool : OpConversionPattern<TopPool> {
 
 struct LowerGlobalAvgPool : OpConversionPattern<top::GlobalAvgPoolOp> {
   using OpConversionPattern::OpConversionPattern;
+  /// Planes above this many elements pool in two steps (see below).
+  static constexpr int64_t kLargePlane = 64 * 64;
 
   LogicalResult
   matchAndRewrite(top::GlobalAvgPoolOp op, OpAdaptor adaptor,
@@ -123,10 +126,23 @@ struct LowerGlobalAvgPool : OpConversionPattern<top::GlobalAvgPoolOp> {
                       {in[0], in[1], h, w});
     auto poolType = RankedTensorType::get({in[0], in[1], 1, 1},
                                           outType.getElementType());
-    Value result = tpu::AvgPoolOp::create(
-        rewriter, is2d ? op.getLoc() : helperLoc(op, "2d"), poolType, input,
-        rewriter.getI64ArrayAttr({h, w}), rewriter.getI64ArrayAttr({1, 1}),
-        rewriter.getI64ArrayAttr({0, 0, 0, 0}), rewriter.getBoolAttr(false));
+    auto pool = [&](Location loc, Type type, Value x, int64_t kh, int64_t kw) {
+      return tpu::AvgPoolOp::create(
+          rewriter, loc, type, x, rewriter.getI64ArrayAttr({kh, kw}),
+          rewriter.getI64ArrayAttr({1, 1}),
+          rewriter.getI64ArrayAttr({0, 0, 0, 0}), rewriter.getBoolAttr(false));
+    };
+    // A large plane pools its rows first, then the column of row means
+    // (equal-sized groups: the mean of the means is the mean), so that no
+    // single pooling window has to hold the whole plane in local memory.
+    // The row means keep the input's type: a mean stays in the input's range.
+    if (h > 1 && h * w > kLargePlane) {
+      input = pool(helperLoc(op, "rows"), withShape(input, {in[0], in[1], h, 1}),
+                   input, 1, w);
+      w = 1;
+    }
+    Value result =
+        pool(is2d ? op.getLoc() : helperLoc(op, "2d"), poolType, input, h, w);
     if (!is2d)
       result = tpu::ReshapeOp::create(rewriter, op.getLoc(), outType, result);
     rewriter.replaceOp(op, result);

@@ -71,6 +71,18 @@ func.func @global_avgpool(%arg0: tensor<2x3x7x5xf32>) -> tensor<2x3x1x1xf32> {
 
 // -----
 
+// A plane over 64x64 pools its rows, then the column of row means.
+// CHECK-LABEL: func.func @global_avgpool_large
+// CHECK: %[[R:.*]] = "tpu.AvgPool"(%{{.*}}) <{count_include_pad = false, kernel_shape = [1, 112], pads = [0, 0, 0, 0], strides = [1, 1]}> : (tensor<1x4x112x112xf32>) -> tensor<1x4x112x1xf32>
+// CHECK: "tpu.AvgPool"(%[[R]]) <{count_include_pad = false, kernel_shape = [112, 1], pads = [0, 0, 0, 0], strides = [1, 1]}> : (tensor<1x4x112x1xf32>) -> tensor<1x4x1x1xf32>
+func.func @global_avgpool_large(%arg0: tensor<1x4x112x112xf32>) -> tensor<1x4x1x1xf32> {
+  %0 = "top.Input"(%arg0) : (tensor<1x4x112x112xf32>) -> tensor<1x4x112x112xf32> loc("x")
+  %1 = "top.GlobalAvgPool"(%0) : (tensor<1x4x112x112xf32>) -> tensor<1x4x1x1xf32> loc("gap")
+  return %1 : tensor<1x4x1x1xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @global_avgpool_1d
 // CHECK: %[[IN:.*]] = "tpu.Reshape"(%{{.*}}) : (tensor<2x3x9xf32>) -> tensor<2x3x1x9xf32>
 // CHECK: %[[P:.*]] = "tpu.AvgPool"(%[[IN]]) <{count_include_pad = false, kernel_shape = [1, 9], pads = [0, 0, 0, 0], strides = [1, 1]}>

@@ -1,7 +1,8 @@
 """Small onnx.helper test models ("cases") run through transform and deploy.
 
 A case is a dict: nodes, inputs [(name, shape)], outputs (default ["y"]),
-inits (initializers) and opset. `Runner` builds and transforms each case once
+inits (initializers), opset and optionally int_inputs {name: (low, high)}
+(int64 inputs drawn from [low, high)). `Runner` builds and transforms each case once
 per test module and deploys it on a chip, with or without layer groups.
 """
 import numpy as np
@@ -25,7 +26,9 @@ def const(name, array):
 def case_model(case) -> onnx.ModelProto:
     graph = helper.make_graph(
         case["nodes"], "g",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in case["inputs"]],
+        [helper.make_tensor_value_info(
+            n, TensorProto.INT64 if n in case.get("int_inputs", {}) else TensorProto.FLOAT, s)
+         for n, s in case["inputs"]],
         [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
          for o in case.get("outputs", ["y"])],
         initializer=case["inits"])
@@ -46,8 +49,10 @@ class Runner:
             case = self.cases[name]
             d = self.tmp.mktemp(name)
             onnx.save(case_model(case), d / f"{name}.onnx")
+            ints = case.get("int_inputs", {})  # name -> [low, high)
             np.savez(d / "in.npz", **{
-                n: (self.rng.standard_normal(s) * self.scale).astype(np.float32)
+                n: (self.rng.integers(*ints[n], s).astype(np.int64) if n in ints else
+                    (self.rng.standard_normal(s) * self.scale).astype(np.float32))
                 for n, s in case["inputs"]})
             r = transform(name, d / f"{name}.onnx", d / f"{name}.mlir", test_input=d / "in.npz",
                           test_result=d / "top_outputs.npz", tolerance=TOL)

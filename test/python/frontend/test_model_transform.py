@@ -5,6 +5,7 @@ import sys
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
@@ -93,10 +94,27 @@ def test_unknown_op(tmp_path):
     _one_line_error(proc, "node 'the_node' (Hardmax)", "not supported")
 
 
-def test_old_opset(tmp_path):
-    onnx.save(_tiny("Relu", opset=11), tmp_path / "o.onnx")
+def test_too_old_opset(tmp_path):
+    onnx.save(_tiny("Relu", opset=10), tmp_path / "o.onnx")
     proc = _run_cli("--model_name", "o", "--model_def", str(tmp_path / "o.onnx"), "--mlir", str(tmp_path / "o.mlir"))
-    _one_line_error(proc, "opset 11 is not supported")
+    _one_line_error(proc, "opset 10 is not supported", "converted to 13")
+
+
+@pytest.mark.parametrize("opset", [11, 12])
+def test_opset_11_12_are_converted(tmp_path, opset):
+    """Opset-11 Softmax flattens from `axis` on; after conversion to 13 the
+    result still matches onnxruntime on the original model."""
+    model = _tiny("Softmax", opset=opset, shape=(2, 3, 4), axis=1)
+    onnx.save(model, tmp_path / "s.onnx")
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    proc = _run_cli("--model_name", "s", "--model_def", str(tmp_path / "s.onnx"),
+                    "--mlir", str(tmp_path / "s.mlir"), "--test_input", str(tmp_path / "in.npz"),
+                    "--test_result", str(tmp_path / "out.npz"))
+    assert proc.returncode == 0, proc.stderr
+    assert f"converted opset {opset} to 13" in proc.stderr + proc.stdout
+    want = ort.InferenceSession(str(tmp_path / "s.onnx")).run(None, {"x": x})[0]
+    np.testing.assert_allclose(np.load(tmp_path / "out.npz")["y"], want, rtol=1e-5, atol=1e-6)
 
 
 def test_dynamic_input_needs_shapes(tmp_path):
@@ -139,3 +157,50 @@ def test_model_runner_interprets_top_mlir(zoo_dir, tmp_path):
                               "--output", str(tmp_path / "run.npz"), "--dump_all_tensors"]) == 0
     assert npz_tool.main(["compare", str(tmp_path / "run.npz"), str(tmp_path / "top.npz"),
                           "--tolerance", "0.999999,0.999999"]) == 0
+
+
+def test_check_lists_every_unsupported_node(tmp_path):
+    """--check goes on past the first unsupported node: counts per op and
+    reason, node names, exit 1; a supported model exits 0."""
+    n = helper.make_node
+    nodes = [n("TopK", ["x", "k"], ["v", "i"], name="topk1", axis=-1),
+             n("Relu", ["v"], ["r"], name="relu"),
+             n("Resize", ["r", "", "sc"], ["z"], name="rs", mode="cubic"),
+             n("TopK", ["z", "k"], ["y", "i2"], name="topk2")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[onnx.numpy_helper.from_array(np.array([2], np.int64), "k"),
+                     onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              tmp_path / "c.onnx")
+    proc = _run_cli("--model_def", str(tmp_path / "c.onnx"), "--check")
+    assert proc.returncode == 1
+    assert "3 node(s) tpuc cannot compile" in proc.stdout
+    assert "TopK x2: op type is not supported  [topk1, topk2]" in proc.stdout
+    assert "Resize x1: mode 'cubic' is not supported" in proc.stdout and "[rs]" in proc.stdout
+    onnx.save(_tiny("Relu"), tmp_path / "ok.onnx")
+    proc = _run_cli("--model_def", str(tmp_path / "ok.onnx"), "--check")
+    assert proc.returncode == 0 and "every node can be compiled" in proc.stdout
+    onnx.save(_tiny("Relu", opset=9), tmp_path / "old.onnx")
+    proc = _run_cli("--model_def", str(tmp_path / "old.onnx"), "--check")
+    assert proc.returncode == 1 and "model x1: opset 9 is not supported" in proc.stdout
+
+
+def test_a_node_that_cannot_be_folded_is_imported_and_named(tmp_path):
+    """ONNX's reference evaluator fails on a Gather of constants with an
+    index out of range: the node is left to the importer, whose error names
+    it, instead of a bare evaluator exception."""
+    n = helper.make_node
+    nodes = [n("Gather", ["tab", "idx"], ["g"], name="bad_gather", axis=0),
+             n("Add", ["x", "g"], ["y"], name="add")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[onnx.numpy_helper.from_array(np.ones((4, 3), np.float32), "tab"),
+                     onnx.numpy_helper.from_array(np.array([1, 7], np.int64), "idx")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              tmp_path / "f.onnx")
+    proc = _run_cli("--model_name", "f", "--model_def", str(tmp_path / "f.onnx"),
+                    "--mlir", str(tmp_path / "f.mlir"))
+    _one_line_error(proc, "node 'bad_gather' (Gather)", "out of range")

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from tpuc.dynamo import cache
-from tpuc.testing.torch_models import randomize, torchvision_models  # noqa: F401 (used by the tests)
+from tpuc.testing import real_models
 
 
 @pytest.fixture(autouse=True)
@@ -22,6 +22,16 @@ def fresh_cache(tmp_path, monkeypatch):
 def tpuc_log(caplog):
     caplog.set_level(logging.INFO, logger="tpuc.dynamo")
     return caplog
+
+
+def torchvision_models():
+    try:
+        return real_models.torchvision_models()
+    except ImportError as e:
+        pytest.skip(str(e))
+
+
+randomize = real_models.randomize
 
 
 def cosine(a: torch.Tensor, b: torch.Tensor) -> float:

@@ -7,7 +7,7 @@ import torch
 from tpuc.dynamo import aot_backend, cache
 
 from conftest import cosine, randomize, torchvision_models
-from tpuc.testing.torch_models import tiny_bert
+from tpuc.testing import real_models
 
 COSINE_MIN = 0.99999
 
@@ -21,7 +21,11 @@ def _vision(name):
 
 
 def _bert():
-    return tiny_bert()
+    transformers = real_models.transformers()
+    config = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
+                                     num_attention_heads=2, intermediate_size=64,
+                                     max_position_embeddings=32)
+    return transformers.BertModel(config)
 
 
 def _compile_and_compare(model, inputs, chip="tpu_edge"):

@@ -53,6 +53,10 @@ public:
                                              llvm::StringRef name,
                                              double limit = -1) const;
   bool isTopName(llvm::StringRef name) const { return topNames.contains(name); }
+  /// Whether tensor `name` is calibrated to a range beyond the float16
+  /// limit (an additive mask's -FLT_MAX): no INT8 step could resolve the
+  /// values beside such extremes.
+  bool hasExtremeRange(llvm::StringRef name) const;
 
 private:
   Options opts;
