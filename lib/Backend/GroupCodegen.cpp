@@ -53,11 +53,15 @@ bool canJoinLayerGroup(Operation *op) {
   if (rank > 4 || (rank != 4 && !cg.localElementwise()))
     return false;
   DType t = chipDType(op->getResult(0).getType());
-  if (!isFloat(t))
+  // A quantized op checks its own operand types (INT8 filters with INT32
+  // biases and requant tables); float ops compute in one dtype.
+  bool quantized = !isFloat(t);
+  if (quantized && (!cg.localQuantized() || rank != 4))
     return false;
   for (Value v : op->getOperands())
-    if (!isNone(v) && (!isTensor(v) || chipDType(v.getType()) != t ||
-                       getShape(v).size() > 4))
+    if (!isNone(v) &&
+        (!isTensor(v) || getShape(v).size() > 4 ||
+         (!quantized && chipDType(v.getType()) != t)))
       return false;
   return true;
 }
@@ -152,17 +156,18 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
           (!rows && numElements(ls) != numElements(getShape(v))))
         return failure();
       std::array<int64_t, 4> s{ls[0], ls[1], ls[2], ls[3]};
+      DType vt = chipDType(v.getType());
       int idx;
       if (v.getDefiningOp<top::WeightOp>()) {
         auto key = std::make_pair(v.getAsOpaquePointer(), s);
         auto it = weights.find(key);
         idx = it != weights.end()
                   ? it->second
-                  : (weights[key] = add(GroupPlan::Kind::Weight, v, s, t, 0));
+                  : (weights[key] = add(GroupPlan::Kind::Weight, v, s, vt, 0));
       } else {
         auto it = byValue.find(v);
         if (it == byValue.end())
-          it = byValue.insert({v, add(GroupPlan::Kind::Input, v, s, t, 0)})
+          it = byValue.insert({v, add(GroupPlan::Kind::Input, v, s, vt, 0)})
                    .first;
         idx = it->second;
         if (plan.buffers[idx].shape != s)
@@ -181,9 +186,11 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     byValue[res] = r;
     plan.results.push_back(r);
     SmallVector<int, 2> temps;
-    for (unsigned i = 0; i < cg.localTemps(); ++i)
+    for (unsigned i = 0; i < cg.localTemps(); ++i) {
+      Type tt = cg.localTempType(i);
       temps.push_back(add(GroupPlan::Kind::Temp, Value(), plan.buffers[r].shape,
-                          t, k));
+                          tt ? chipDType(tt) : t, k));
+    }
     plan.temps.push_back(temps);
     plan.stored.push_back(llvm::any_of(res.getUsers(), [&](Operation *u) {
       return !members.contains(u);

@@ -296,6 +296,60 @@ uint64_t instructionCycles(const Instruction &inst, const Target &t,
   return t.tiu_issue_cycles + std::max<uint64_t>(1, static_cast<uint64_t>(compute));
 }
 
+uint64_t gdmaOverlappedCycles(const Instruction &inst, const Target &t) {
+  if (inst.engine != Engine::GDMA)
+    return 0;
+  bool ddr = inst.op == Opcode::DmaGather || inst.dst.space == Space::DDR ||
+             (inst.src[0].valid() && inst.src[0].space == Space::DDR);
+  return ddr ? t.ddr_latency_cycles : 0;
+}
+
+namespace {
+
+/// Bytes [lo, hi) an operand touches: DDR addresses, or per-lane LMEM
+/// offsets (the same range in every lane, a conservative superset).
+struct ByteRange {
+  Space space = Space::None;
+  uint64_t lo = 0, hi = 0;
+};
+
+ByteRange byteRange(const Operand &o, uint32_t lanes) {
+  ByteRange r;
+  if (!o.valid() || o.numElements() == 0)
+    return r;
+  uint64_t extent[4] = {o.shape[0], o.shape[1], o.shape[2], o.shape[3]};
+  if (o.space == Space::LMEM) // channels advance a slot every `lanes`
+    extent[1] = (o.start_lane + extent[1] - 1) / lanes + 1;
+  int64_t lo = 0, hi = 0;
+  for (int k = 0; k < 4; ++k) {
+    int64_t span = int64_t(extent[k] - 1) * o.stride[k];
+    (span < 0 ? lo : hi) += span;
+  }
+  int64_t es = int64_t(dtypeSize(o.dtype));
+  r.space = o.space;
+  r.lo = uint64_t(int64_t(o.addr) + lo * es);
+  r.hi = uint64_t(int64_t(o.addr) + (hi + 1) * es);
+  return r;
+}
+
+bool overlaps(const ByteRange &a, const ByteRange &b) {
+  return a.space != Space::None && a.space == b.space && a.lo < b.hi &&
+         b.lo < a.hi;
+}
+
+/// Whether GDMA request `later` reads what `earlier` writes. (Writes to
+/// the same bytes need no wait: requests complete in order.)
+bool gdmaHazard(const Instruction &earlier, const Instruction &later,
+                uint32_t lanes) {
+  ByteRange w = byteRange(earlier.dst, lanes);
+  for (const Operand &s : later.src)
+    if (overlaps(w, byteRange(s, lanes)))
+      return true;
+  return false;
+}
+
+} // namespace
+
 // --- CModel ---------------------------------------------------------------------
 
 Status CModel::init(const Target &t, uint64_t ddr_bytes) {
@@ -894,6 +948,10 @@ Status CModel::run(const std::vector<Instruction> &tiu,
   std::vector<uint64_t> tiuEnd(tiu.size()), gdmaEnd(gdma.size());
   size_t ti = 0, gi = 0;
   uint64_t tFree = 0, gFree = 0, seq = 0;
+  // GDMA requests in flight: gFree is when the engine can issue the next
+  // one, gDone when the last issued one completes (completion is in order).
+  const size_t depth = std::max<uint32_t>(1, target_.gdma_queue_depth);
+  uint64_t gDone = 0;
   std::vector<Pending> pending;
 
   auto commitUntil = [&](uint64_t cycle) {
@@ -931,6 +989,19 @@ Status CModel::run(const std::vector<Instruction> &tiu,
         gStart = gFree;
       else if (w <= ti)
         gStart = std::max(gFree, tiuEnd[w - 1]);
+      if (gStart != kNever) {
+        // A free slot in the request queue, and no outstanding request
+        // writing what this one reads (ends are in order: the newest
+        // conflicting one is the last to finish).
+        if (gi >= depth)
+          gStart = std::max(gStart, gdmaEnd[gi - depth]);
+        for (size_t j = gi; j-- > (gi >= depth ? gi - depth : 0);)
+          if (gdmaEnd[j] > gStart &&
+              gdmaHazard(gdma[j], gdma[gi], target_.lanes)) {
+            gStart = gdmaEnd[j];
+            break;
+          }
+      }
     }
     if (tStart == kNever && gStart == kNever) {
       std::string msg = "deadlock: ";
@@ -958,6 +1029,10 @@ Status CModel::run(const std::vector<Instruction> &tiu,
     bool conflict = false;
     uint64_t cost = instructionCycles(inst, target_, &work, &conflict);
     uint64_t end = start + cost;
+    if (!pickTiu) {
+      end = std::max(end, gDone);
+      gDone = end;
+    }
     p.engine = inst.engine;
     p.id = inst.id;
     p.end = end;
@@ -977,9 +1052,10 @@ Status CModel::run(const std::vector<Instruction> &tiu,
       if (inst.op == Opcode::Conv || inst.op == Opcode::MatMul)
         stats.macs += work;
     } else {
+      uint64_t busy = cost - gdmaOverlappedCycles(inst, target_);
       gdmaEnd[gi++] = end;
-      gFree = end;
-      stats.gdma_busy_cycles += cost;
+      gFree = start + busy;
+      stats.gdma_busy_cycles += busy;
       ++stats.gdma_instructions;
       stats.gdma_bytes += work;
     }

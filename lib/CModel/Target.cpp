@@ -188,6 +188,7 @@ Status parseTarget(const std::string &json, Target &out) {
   }));
   TPUC_RETURN_IF_ERROR(readSub(r, "gdma", "target.gdma", [&](ObjReader &o) {
     TPUC_RETURN_IF_ERROR(o.integer("issue_cycles", t.gdma_issue_cycles, 0, 1e9));
+    TPUC_RETURN_IF_ERROR(o.integer("queue_depth", t.gdma_queue_depth, 1, 1024));
     return o.num("lmem_bytes_per_cycle", t.gdma_lmem_bytes_per_cycle, 1e-6, 1e9);
   }));
   TPUC_RETURN_IF_ERROR(readSub(r, "tiu", "target.tiu", [&](ObjReader &o) {
@@ -229,6 +230,7 @@ std::string Target::toJson() const {
      << ", \"latency_cycles\": " << ddr_latency_cycles
      << ", \"burst_bytes\": " << ddr_burst_bytes << "},\n"
      << "  \"gdma\": {\"issue_cycles\": " << gdma_issue_cycles
+     << ", \"queue_depth\": " << gdma_queue_depth
      << ", \"lmem_bytes_per_cycle\": " << fmt(gdma_lmem_bytes_per_cycle)
      << "},\n"
      << "  \"tiu\": {\"issue_cycles\": " << tiu_issue_cycles

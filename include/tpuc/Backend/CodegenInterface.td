@@ -46,8 +46,18 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       }], "::llvm::SmallVector<int64_t, 4>", "localShape",
       (ins "unsigned":$operandIndex), "", [{ return {}; }]>,
     InterfaceMethod<[{
+        Whether codegenLocal also handles the op's INT8 (quantized) form,
+        whose operands (filters, INT32 biases, requant tables) need not
+        share the result's element type.
+      }], "bool", "localQuantized", (ins), "", [{ return false; }]>,
+    InterfaceMethod<[{
         Scratch tensors of the result's shape that codegenLocal needs.
       }], "unsigned", "localTemps", (ins), "", [{ return 0; }]>,
+    InterfaceMethod<[{
+        Element type of scratch tensor `index` (null: the result's), e.g.
+        the INT32 accumulator of a quantized op.
+      }], "::mlir::Type", "localTempType", (ins "unsigned":$index), "",
+      [{ return {}; }]>,
     InterfaceMethod<[{
         Emits the TIU instructions computing the result in LMEM from
         LMEM-resident operands (see LocalOperands). Only called when

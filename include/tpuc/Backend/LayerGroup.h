@@ -6,6 +6,8 @@
 // used after the group (or returned) are stored. tpu-layer-group marks the
 // groups with kGroupAttr; tpu-codegen emits them with emitLayerGroup. Both
 // use planLayerGroup, so a group the pass forms is one the codegen can place.
+// Tensors keep their own element types in LMEM (INT8 ops hold INT8 filters,
+// INT32 biases and requant tables; scratch may be INT32 accumulators).
 // Elementwise groups on tensors that are not NCHW use a rows view instead
 // and, when too big, run as a loop over chunks of rows (see planLayerGroup).
 //

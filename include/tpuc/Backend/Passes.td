@@ -41,7 +41,12 @@ def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
     id); tpu-codegen then loads each group input once, computes LMEM to
     LMEM and stores only the results used after the group or returned, so
     the other results are never in DDR (and cannot be dumped). Groups are
-    formed greedily in program order; a run of one op is not a group.
+    formed greedily in program order while a cost model (TIU cycles, DDR
+    bytes and latency of the group against each op's own pipelined
+    codegen) says the op gains by joining; a run of one op is not a group.
+    INT8 ops join when their codegenLocal handles the quantized form
+    (CodegenInterface::localQuantized: convolutions with their requant
+    epilogue, max pooling, Add/Sub/Mul).
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"tpu_edge\"",

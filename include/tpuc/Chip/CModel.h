@@ -57,6 +57,9 @@ struct RunStats {
 uint64_t instructionCycles(const Instruction &inst, const Target &t,
                            uint64_t *work = nullptr,
                            bool *bank_conflict = nullptr);
+/// Cycles of a GDMA request's cost that overlap later requests when the
+/// queue keeps several in flight (the DDR latency); 0 for TIU instructions.
+uint64_t gdmaOverlappedCycles(const Instruction &inst, const Target &t);
 
 class CModel {
 public:

@@ -47,6 +47,10 @@ struct Target {
   // GDMA engine.
   uint32_t gdma_issue_cycles = 30;
   double gdma_lmem_bytes_per_cycle = 64.0; // LMEM -> LMEM copies
+  // Requests in flight: a request occupies the engine for its issue and
+  // transfer cycles; its DDR latency overlaps the next ones, up to this many
+  // outstanding requests (1: every request waits for the previous one).
+  uint32_t gdma_queue_depth = 1;
 
   // TIU engine.
   uint32_t tiu_issue_cycles = 16;

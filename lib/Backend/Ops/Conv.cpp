@@ -54,11 +54,29 @@ struct ConvModel
 
   bool supportsLocal(Operation *op) const {
     auto conv = cast<tpu::ConvOp>(op);
+    auto isWeight = [](Value v) {
+      return isNone(v) || v.getDefiningOp<top::WeightOp>();
+    };
     return conv.getFilter().getDefiningOp<top::WeightOp>() &&
            getShape(conv.getFilter()).size() == 4 &&
-           getShape(conv.getInput()).size() == 4 &&
-           (isNone(conv.getBias()) ||
-            conv.getBias().getDefiningOp<top::WeightOp>());
+           getShape(conv.getInput()).size() == 4 && isWeight(conv.getBias()) &&
+           isWeight(conv.getQuant());
+  }
+
+  /// INT8 x INT8 into an INT32 accumulator (+ INT32 bias), requantized by
+  /// a per-tensor or per-channel table.
+  bool localQuantized(Operation *op) const {
+    auto conv = cast<tpu::ConvOp>(op);
+    auto is = [](Value v, DType t) { return chipDType(v.getType()) == t; };
+    return is(conv.getInput(), DType::INT8) &&
+           is(conv.getFilter(), DType::INT8) &&
+           is(conv.getOutput(), DType::INT8) &&
+           (isNone(conv.getBias()) || is(conv.getBias(), DType::INT32)) &&
+           !isNone(conv.getQuant()) && is(conv.getQuant(), DType::INT32);
+  }
+  unsigned localTemps(Operation *op) const { return isQuantizedOp(op); }
+  Type localTempType(Operation *op, unsigned) const {
+    return IntegerType::get(op->getContext(), 32);
   }
 
   SmallVector<int64_t, 4> localShape(Operation *op, unsigned index) const {
@@ -67,6 +85,8 @@ struct ConvModel
       return {f[1], f[0], f[2], f[3]};
     if (index == 2)
       return {1, f[0], 1, 1};
+    if (index == 3) // requant (multiplier, shift) rows: per tensor or channel
+      return {1, getShape(op->getOperand(3))[0], 1, 2};
     return {};
   }
 
@@ -84,6 +104,26 @@ struct ConvModel
     cp.relu = op.getDoRelu();
     Operand bias = t.operands[2].buf ? t.operands[2].lmem : Operand();
     const Operand &out = t.result.lmem;
+    if (isQuantizedOp(op)) {
+      // The INT8 relu limit is in the result's type already.
+      const Operand &acc = t.temps[0].lmem;
+      t.emit(makeConv(acc, t.operands[0].lmem, t.operands[1].lmem, bias, cp));
+      Requant rq;
+      rq.zp = resultZeroPoint(op);
+      const Operand &table = t.operands[3].lmem;
+      if (table.shape[1] > 1) {
+        emitRequant([&](const Instruction &i) { return t.emit(i); }, out, acc,
+                    rq, &table);
+        return success();
+      }
+      auto m = ctx.intConstant(op.getQuant());
+      if (failed(m))
+        return failure();
+      rq.multiplier = int32_t((*m)[0]);
+      rq.shift = int((*m)[1]);
+      emitRequant([&](const Instruction &i) { return t.emit(i); }, out, acc, rq);
+      return success();
+    }
     t.emit(makeConv(out, t.operands[0].lmem, t.operands[1].lmem, bias, cp));
     double limit = op.getReluLimit().convertToDouble();
     if (op.getDoRelu() && limit >= 0)

@@ -106,6 +106,43 @@ LogicalResult streamBinary(CodegenContext &ctx, const Tensor &a,
 
 /// INT8 Add/Sub/Mul (QuantParams.h): both operands rescaled into INT32
 /// scratch, combined there (relu on the accumulator), then requantized.
+struct QuantBinary {
+  BinaryOp kind;
+  bool relu;
+  int32_t zl = 0, zr = 0, ml = 1, mr = 1;
+  Requant rq;
+
+  QuantBinary(Operation *op, BinaryOp kind, bool relu) : kind(kind), relu(relu) {
+    tpu::QParams ql = tpu::qparams(op->getOperand(0).getType()),
+                 qr = tpu::qparams(op->getOperand(1).getType()),
+                 qo = tpu::qparams(op->getResult(0).getType());
+    zl = ql.zp, zr = qr.zp, rq.zp = qo.zp;
+    if (kind == BinaryOp::Mul) {
+      std::tie(rq.multiplier, rq.shift) = tpu::mulParams(ql, qr, qo);
+    } else {
+      tpu::SharedShift sp = tpu::addParams(ql, qr, qo);
+      ml = sp.m[0], mr = sp.m[1], rq.shift = sp.shift;
+    }
+  }
+  static bool supports(Operation *op, BinaryOp kind) {
+    return (kind == BinaryOp::Add || kind == BinaryOp::Sub ||
+            kind == BinaryOp::Mul) &&
+           llvm::all_of(op->getOperandTypes(), [](Type t) {
+             return tpu::isQuantized(t) && chipDType(t) == DType::INT8;
+           }) &&
+           chipDType(op->getResult(0).getType()) == DType::INT8;
+  }
+  /// `t0`, `t1`: INT32 scratch of the result's shape.
+  void emit(function_ref<uint32_t(const Instruction &)> e, const Operand &out,
+            const Operand &a, const Operand &b, const Operand &t0,
+            const Operand &t1) const {
+    emitRescale(e, t0, a, zl, ml);
+    emitRescale(e, t1, b, zr, mr);
+    e(makeBinary(kind, t0, t0, t1, relu));
+    emitRequant(e, out, t0, rq);
+  }
+};
+
 LogicalResult quantBinaryCodegen(CodegenContext &ctx, const Tensor &a,
                                  const Tensor &b, const Tensor &out,
                                  BinaryOp kind, bool relu) {
@@ -114,26 +151,12 @@ LogicalResult quantBinaryCodegen(CodegenContext &ctx, const Tensor &a,
       out.dtype != DType::INT8 || !tpu::isQuantized(op->getOperand(0).getType()) ||
       !tpu::isQuantized(op->getOperand(1).getType()))
     return ctx.error() << "INT8 codegen needs quantized INT8 operands";
-  if (kind != BinaryOp::Add && kind != BinaryOp::Sub && kind != BinaryOp::Mul)
+  if (!QuantBinary::supports(op, kind))
     return ctx.error() << "has no INT8 codegen";
-  tpu::QParams ql = tpu::qparams(op->getOperand(0).getType()),
-               qr = tpu::qparams(op->getOperand(1).getType()),
-               qo = tpu::qparams(op->getResult(0).getType());
-  int32_t ml = 1, mr = 1;
-  Requant rq;
-  rq.zp = qo.zp;
-  if (kind == BinaryOp::Mul) {
-    std::tie(rq.multiplier, rq.shift) = tpu::mulParams(ql, qr, qo);
-  } else {
-    tpu::SharedShift sp = tpu::addParams(ql, qr, qo);
-    ml = sp.m[0], mr = sp.m[1], rq.shift = sp.shift;
-  }
+  QuantBinary q(op, kind, relu);
   return streamBinary(ctx, a, b, out, 2, DType::INT32, [&](StreamTile &t) {
-    auto emit = [&](const Instruction &i) { return t.emit(i); };
-    emitRescale(emit, t.temps[0], t.ins[0], ql.zp, ml);
-    emitRescale(emit, t.temps[1], t.ins[1], qr.zp, mr);
-    t.emit(makeBinary(kind, t.temps[0], t.temps[0], t.temps[1], relu));
-    emitRequant(emit, t.out, t.temps[0], rq);
+    q.emit([&](const Instruction &i) { return t.emit(i); }, t.out, t.ins[0],
+           t.ins[1], t.temps[0], t.temps[1]);
   });
 }
 
@@ -195,10 +218,29 @@ struct BinaryModel
     return true;
   }
   bool localElementwise(Operation *) const { return true; }
+  /// Operands of the result's shape (the INT32 scratch is).
+  bool localQuantized(Operation *op) const {
+    auto out = getShape(op->getResult(0));
+    return QuantBinary::supports(op, Kind) &&
+           llvm::all_of(op->getOperands(),
+                        [&](Value v) { return getShape(v) == out; });
+  }
+  unsigned localTemps(Operation *op) const { return isQuantizedOp(op) ? 2 : 0; }
+  Type localTempType(Operation *op, unsigned) const {
+    return IntegerType::get(op->getContext(), 32);
+  }
   LogicalResult codegenLocal(Operation *op, CodegenContext &,
                              LocalOperands &t) const {
+    bool relu = cast<OpTy>(op).getDoRelu();
+    if (isQuantizedOp(op)) {
+      QuantBinary(op, Kind, relu)
+          .emit([&](const Instruction &i) { return t.emit(i); }, t.result.lmem,
+                t.operands[0].lmem, t.operands[1].lmem, t.temps[0].lmem,
+                t.temps[1].lmem);
+      return success();
+    }
     t.emit(makeBinary(Kind, t.result.lmem, t.operands[0].lmem,
-                      t.operands[1].lmem, cast<OpTy>(op).getDoRelu()));
+                      t.operands[1].lmem, relu));
     return success();
   }
 };

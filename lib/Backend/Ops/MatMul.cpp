@@ -430,6 +430,11 @@ LogicalResult MatMulModel::codegen(Operation *operation,
     else
       return ctx.error() << "does not fit local memory";
   }
+  // With one M and one K tile, N tiles add no DDR bytes (the left tile
+  // stays) but let the right operand's loads overlap the matmuls: up to 8
+  // tiles of at least 128 columns, so one tile's load is all that shows.
+  if (B == 1 && mT == M && kT == K)
+    nT = std::min(nT, std::max<int64_t>(128, ceilDiv(N, 8)));
   if (B == 1) {
     // The cheapest order by DDR bytes; ties keep the default order.
     std::optional<OsTiles> best;

@@ -193,6 +193,11 @@ struct MaxPoolModel
   bool supportsLocal(Operation *op) const {
     return poolSupportsLocal(cast<tpu::MaxPoolOp>(op));
   }
+  /// The maximum selects values: one quantized type in and out.
+  bool localQuantized(Operation *op) const {
+    return getElementTypeOrSelf(op->getOperand(0)) ==
+           getElementTypeOrSelf(op->getResult(0));
+  }
   LogicalResult codegenLocal(Operation *op, CodegenContext &,
                              LocalOperands &t) const {
     return poolLocal(cast<tpu::MaxPoolOp>(op), t, PoolMode::Max, false);

@@ -199,6 +199,7 @@ PYBIND11_MODULE(_runtime, m) {
       .def_readwrite("ddr_burst_bytes", &Target::ddr_burst_bytes)
       .def_readwrite("gdma_issue_cycles", &Target::gdma_issue_cycles)
       .def_readwrite("gdma_lmem_bytes_per_cycle", &Target::gdma_lmem_bytes_per_cycle)
+      .def_readwrite("gdma_queue_depth", &Target::gdma_queue_depth)
       .def_readwrite("tiu_issue_cycles", &Target::tiu_issue_cycles)
       .def_readwrite("tiu_sfu_factor", &Target::tiu_sfu_factor)
       .def_readwrite("tiu_div_factor", &Target::tiu_div_factor)

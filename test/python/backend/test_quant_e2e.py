@@ -1,6 +1,7 @@
 """Zoo models lowered in F16, BF16 and INT8 (symmetric and asymmetric,
 calibrated on 16 random samples) and compiled for both chips, with and
-without layer groups: every INT8 tensor the cmodel dumps equals the Tpu
+without layer groups (INT8 convolutions, max pooling and residual adds join
+groups): every INT8 tensor the cmodel dumps equals the Tpu
 interpreter's bit for bit, float tensors (F16/BF16 and INT8 mode's float
 fallbacks) agree with it to rounding, and F16/BF16 outputs keep cosine >=
 0.9999 against the float reference."""
@@ -16,6 +17,7 @@ from tpuc.testing import zoo
 from tpuc.testing.quant import prepare
 
 MODELS = ("cnn_bn", "mobilenetv2", "bert_layer", "mlp")
+GROUPED = ("cnn_bn", "mobilenetv2", "resnet18")
 
 
 def cosine(a, b) -> float:
@@ -37,8 +39,9 @@ def prepared(tmp_path_factory):
     return get
 
 
-def run(p, name, chip, mode, asymmetric=False, layer_group=True):
-    """Lowers, compiles and runs; returns (interpreter tensors, cmodel tensors)."""
+def run(p, name, chip, mode, asymmetric=False, layer_group=True, module_text=None):
+    """Lowers, compiles and runs; returns (interpreter tensors, cmodel tensors).
+    `module_text`, a list, receives the compiled module's text."""
     inputs = dict(np.load(p.test_input))
     ctx = compiler.make_context()
     with ctx:
@@ -51,6 +54,8 @@ def run(p, name, chip, mode, asymmetric=False, layer_group=True):
         bm = p.mlir.parent / f"{name}_{chip}_{mode}_{asymmetric}_{layer_group}.bmodel"
         compiler.run_pipeline(m, f"tpu-codegen-pipeline{{chip={chip} bmodel={bm} "
                                  f"layer-group={str(layer_group).lower()}}}")
+        if module_text is not None:
+            module_text.append(str(m))
     r = rt.Model(bm).run(inputs, dump_all_tensors=True)
     return ref, {**r.tensors, **r.outputs}
 
@@ -77,6 +82,17 @@ def compare_stages(ref, got, chip):
 def test_int8_bit_exact(prepared, name, chip, asymmetric):
     ref, got = run(prepared(name), name, chip, "INT8", asymmetric, layer_group=False)
     assert compare_stages(ref, got, chip) >= 1, "no INT8 tensor was compared"
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("asymmetric", [False, True])
+@pytest.mark.parametrize("name", GROUPED)
+def test_int8_layer_groups_bit_exact(prepared, name, chip, asymmetric):
+    text = []
+    ref, got = run(prepared(name), name, chip, "INT8", asymmetric, module_text=text)
+    assert compare_stages(ref, got, chip) >= 1, "no INT8 tensor was compared"
+    grouped = [line for line in text[0].splitlines() if "tpu.group" in line]
+    assert any('"tpu.Conv"' in line for line in grouped), "no INT8 conv joined a group"
 
 
 @pytest.mark.parametrize("chip", CHIPS)
