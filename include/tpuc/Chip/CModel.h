@@ -58,6 +58,8 @@ uint64_t instructionCycles(const Instruction &inst, const Target &t,
                            uint64_t *work = nullptr,
                            bool *bank_conflict = nullptr);
 
+struct MemView; // operand addressing of the functional kernels
+
 class CModel {
 public:
   /// Called after an instruction's results are committed.
@@ -87,6 +89,7 @@ private:
   struct Pending;
   Status compute(const Instruction &inst, Pending &out);
   void commit(const Pending &p);
+  MemView memView() const;
 
   Target target_;
   std::unique_ptr<uint8_t[], void (*)(void *)> ddr_{nullptr, free};
