@@ -231,10 +231,17 @@ Status CModel::readDdr(uint64_t addr, void *data, uint64_t n) const {
 
 Status CModel::compute(const Instruction &inst, Pending &p) {
   p.dst = inst.dst;
+  if (!spare_.empty()) {
+    p.data = std::move(spare_.back());
+    spare_.pop_back();
+  }
   return executeInstruction(inst, memView(), p.data);
 }
 
-void CModel::commit(const Pending &p) { storeDense(memView(), p.dst, p.data.data()); }
+void CModel::commit(Pending &p) {
+  storeDense(memView(), p.dst, p.data.data());
+  spare_.push_back(std::move(p.data));
+}
 
 MemView CModel::memView() const {
   return MemView{ddr_.get(), lmem_.get(), target_.lmem_bytes_per_lane, target_.lanes};

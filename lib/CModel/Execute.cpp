@@ -219,6 +219,30 @@ template <typename T> T loadScalar(const MemView &m, const Operand &o, uint64_t 
   return v;
 }
 
+/// All N*H*W elements of channel c of o in (n, h, w) order: one run when
+/// the channel's block is dense, as in the canonical local-memory layout.
+template <typename T>
+void loadChannel(const MemView &m, const Operand &o, uint64_t c, T *out) {
+  const uint64_t N = o.shape[0], HW = uint64_t(o.shape[2]) * o.shape[3];
+  const bool planeDense = (o.stride[3] == 1 || o.shape[3] == 1) &&
+                          (o.stride[2] == int64_t(o.shape[3]) || o.shape[2] == 1);
+  if (planeDense && (N == 1 || o.stride[0] == int64_t(HW)))
+    return loadRow(m.plane(o, 0, c), int64_t(dtypeSize(o.dtype)), o.dtype, N * HW, out);
+  for (uint64_t n = 0; n < N; ++n)
+    loadPlane(m, o, n, c, out + n * HW);
+}
+
+/// Per-thread scratch buffers, kept between instructions so that large
+/// temporaries are not allocated (and page-faulted in) every time.
+template <typename T> T *scratch(int slot, size_t n) {
+  thread_local std::vector<T> bufs[8];
+  std::vector<T> &b = bufs[slot];
+  if (b.size() < n)
+    b.resize(n);
+  return b.data();
+}
+enum ScratchSlot { kFilter, kCol, kPlane, kResult, kOld, kPart, kOut };
+
 // --- GEMM ---------------------------------------------------------------------
 
 /// Threads of one GEMM: TPUC_CMODEL_THREADS, or every core. The slices of a
@@ -270,11 +294,11 @@ void gemmExact(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *
   if (K == 0 || M == 0 || N == 0)
     return;
   setGemmThreads();
-  std::vector<float> part(M * N);
+  float *part = scratch<float>(kPart, M * N);
   for (uint64_t k0 = 0; k0 < K; k0 += slice) {
     uint64_t kn = std::min(slice, K - k0);
     scipy_cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(M), blasint(N), blasint(kn),
-                1.f, A + k0, blasint(K), B + k0 * N, blasint(N), 0.f, part.data(), blasint(N));
+                1.f, A + k0, blasint(K), B + k0 * N, blasint(N), 0.f, part, blasint(N));
     for (uint64_t i = 0; i < M * N; ++i)
       C[i] += int64_t(part[i]);
   }
@@ -308,23 +332,29 @@ struct ConvShape {
   int64_t sh, sw, dh, dw, pt, pl;
 };
 
+/// Input column offset of kernel column kw and the outputs [lo, hi) whose
+/// input column ow * stride + off lies inside the image.
+inline void validColumns(const ConvShape &s, uint64_t kw, int64_t &off, int64_t &lo, int64_t &hi) {
+  off = int64_t(kw) * s.dw - s.pl;
+  lo = off >= 0 ? 0 : (-off + s.sw - 1) / s.sw;
+  hi = int64_t(s.W) - off <= 0 ? 0 : (int64_t(s.W) - off + s.sw - 1) / s.sw;
+  lo = std::min<int64_t>(lo, int64_t(s.OW));
+  hi = std::max(lo, std::min<int64_t>(hi, int64_t(s.OW)));
+}
+
 /// Column matrix [ICG*KH*KW][OH*OW] of group g of image n, padding as 0.
 template <typename E>
 void im2col(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
-            std::vector<E> &plane, E *col) {
+            E *col) {
   const uint64_t P = s.OH * s.OW;
-  plane.resize(s.H * s.W);
+  E *plane = scratch<E>(kPlane, s.H * s.W);
   for (uint64_t icg = 0; icg < s.ICG; ++icg) {
-    loadPlane(m, a, n, g * s.ICG + icg, plane.data());
+    loadPlane(m, a, n, g * s.ICG + icg, plane);
     for (uint64_t kh = 0; kh < s.KH; ++kh)
       for (uint64_t kw = 0; kw < s.KW; ++kw) {
         E *row = col + ((icg * s.KH + kh) * s.KW + kw) * P;
-        // ow range whose input column is inside the image
-        int64_t off = int64_t(kw) * s.dw - s.pl;
-        int64_t lo = off >= 0 ? 0 : (-off + s.sw - 1) / s.sw;
-        int64_t hi = int64_t(s.W) - off <= 0 ? 0 : (int64_t(s.W) - off + s.sw - 1) / s.sw;
-        lo = std::min<int64_t>(lo, int64_t(s.OW));
-        hi = std::max(lo, std::min<int64_t>(hi, int64_t(s.OW)));
+        int64_t off, lo, hi;
+        validColumns(s, kw, off, lo, hi);
         for (uint64_t oh = 0; oh < s.OH; ++oh) {
           E *r = row + oh * s.OW;
           int64_t ih = int64_t(oh) * s.sh + int64_t(kh) * s.dh - s.pt;
@@ -332,7 +362,7 @@ void im2col(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, 
             std::fill(r, r + s.OW, E(0));
             continue;
           }
-          const E *x = plane.data() + ih * int64_t(s.W) + off;
+          const E *x = plane + ih * int64_t(s.W) + off;
           std::fill(r, r + lo, E(0));
           if (s.sw == 1)
             std::copy(x + lo, x + hi, r + lo);
@@ -340,6 +370,40 @@ void im2col(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, 
             for (int64_t ow = lo; ow < hi; ++ow)
               r[ow] = x[ow * s.sw];
           std::fill(r + hi, r + s.OW, E(0));
+        }
+      }
+  }
+}
+
+/// Convolutions with one input channel per group (depthwise): each output
+/// sums its window in (kh, kw) order, as a sliding multiply-add over rows.
+template <typename E, typename T>
+void convDirect(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
+                const E *filter, T *res) {
+  const uint64_t P = s.OH * s.OW;
+  T *plane = scratch<T>(kPlane, s.H * s.W);
+  loadPlane(m, a, n, g, plane);
+  for (uint64_t ocg = 0; ocg < s.OCG; ++ocg) {
+    T *r = res + ocg * P;
+    std::fill(r, r + P, T(0));
+    const E *f = filter + ocg * s.KH * s.KW;
+    for (uint64_t kh = 0; kh < s.KH; ++kh)
+      for (uint64_t kw = 0; kw < s.KW; ++kw) {
+        const T w = T(f[kh * s.KW + kw]);
+        int64_t off, lo, hi;
+        validColumns(s, kw, off, lo, hi);
+        for (uint64_t oh = 0; oh < s.OH; ++oh) {
+          int64_t ih = int64_t(oh) * s.sh + int64_t(kh) * s.dh - s.pt;
+          if (ih < 0 || ih >= int64_t(s.H))
+            continue;
+          const T *x = plane + ih * int64_t(s.W) + off;
+          T *o = r + oh * s.OW;
+          if (s.sw == 1)
+            for (int64_t ow = lo; ow < hi; ++ow)
+              o[ow] += w * x[ow];
+          else
+            for (int64_t ow = lo; ow < hi; ++ow)
+              o[ow] += w * x[ow * s.sw];
         }
       }
   }
@@ -366,34 +430,35 @@ Status conv(const Instruction &inst, const MemView &m, uint8_t *out) {
                      exactInFloat(a.dtype, b.dtype, maxProd);
 
   // Filter of each group as A[OCG][K], k = (icg, kh, kw).
-  std::vector<E> A(s.OC * K);
-  for (uint64_t icg = 0; icg < s.ICG; ++icg)
-    for (uint64_t oc = 0; oc < s.OC; ++oc) {
-      E *dst = A.data() + oc * K + icg * s.KH * s.KW;
-      loadPlane(m, b, icg, oc, dst);
-    }
-  std::vector<E> col(K * P), plane;
-  std::vector<T> res(s.OCG * P), old(acc ? P : 0);
+  E *A = scratch<E>(kFilter, s.OC * K);
+  for (uint64_t oc = 0; oc < s.OC; ++oc)
+    loadChannel(m, b, oc, A + oc * K);
+  E *col = s.ICG == 1 ? nullptr : scratch<E>(kCol, K * P);
+  T *res = scratch<T>(kResult, s.OCG * P), *old = scratch<T>(kOld, P);
   for (uint64_t n = 0; n < s.N; ++n)
     for (uint64_t g = 0; g < s.G; ++g) {
-      im2col(m, a, s, n, g, plane, col.data());
-      const E *Ag = A.data() + g * s.OCG * K;
-      if constexpr (std::is_same<T, float>::value)
-        gemm(s.OCG, P, K, Ag, col.data(), res.data());
-      else if constexpr (std::is_same<E, float>::value)
-        gemmExact(s.OCG, P, K, Ag, col.data(), res.data(), exact ? maxProd : 1);
-      else
-        gemm(s.OCG, P, K, Ag, col.data(), res.data());
+      const E *Ag = A + g * s.OCG * K;
+      if (s.ICG == 1)
+        convDirect(m, a, s, n, g, Ag, res);
+      else {
+        im2col(m, a, s, n, g, col);
+        if constexpr (std::is_same<T, float>::value)
+          gemm(s.OCG, P, K, Ag, col, res);
+        else if constexpr (std::is_same<E, float>::value)
+          gemmExact(s.OCG, P, K, Ag, col, res, exact ? maxProd : 1);
+        else
+          gemm(s.OCG, P, K, Ag, col, res);
+      }
       for (uint64_t ocg = 0; ocg < s.OCG; ++ocg) {
         const uint64_t oc = g * s.OCG + ocg;
-        T *r = res.data() + ocg * P;
+        T *r = res + ocg * P;
         if (bias) {
           T bv = loadScalar<T>(m, c, 0, oc);
           for (uint64_t i = 0; i < P; ++i)
             r[i] += bv;
         }
         if (acc) {
-          loadPlane(m, d, n, oc, old.data());
+          loadPlane(m, d, n, oc, old);
           for (uint64_t i = 0; i < P; ++i)
             r[i] += old[i];
         }
@@ -418,8 +483,9 @@ Status matmul(const Instruction &inst, const MemView &m, uint8_t *out) {
   int64_t maxProd = 1;
   if constexpr (std::is_same<T, int64_t>::value && std::is_same<E, float>::value)
     exactInFloat(a.dtype, b.dtype, maxProd);
-  std::vector<E> L(M * K), R(K * N);
-  std::vector<T> res(M * N), bv(bias ? N : 0), old(acc ? N : 0);
+  E *L = scratch<E>(kCol, M * K), *R = scratch<E>(kFilter, K * N);
+  T *res = scratch<T>(kResult, M * N), *old = scratch<T>(kOld, N);
+  std::vector<T> bv(bias ? N : 0);
   const int64_t as = a.stride[3] * int64_t(dtypeSize(a.dtype)),
                 bs = b.stride[3] * int64_t(dtypeSize(b.dtype));
   if (bias)
@@ -427,23 +493,23 @@ Status matmul(const Instruction &inst, const MemView &m, uint8_t *out) {
   for (uint64_t bb = 0; bb < B; ++bb) {
     if (bb == 0 || a.shape[0] != 1)
       for (uint64_t i = 0; i < M; ++i)
-        loadRow(m.plane(a, a.shape[0] == 1 ? 0 : bb, i), as, a.dtype, K, L.data() + i * K);
+        loadRow(m.plane(a, a.shape[0] == 1 ? 0 : bb, i), as, a.dtype, K, L + i * K);
     if (bb == 0 || b.shape[0] != 1)
       for (uint64_t k = 0; k < K; ++k)
-        loadRow(m.plane(b, b.shape[0] == 1 ? 0 : bb, k), bs, b.dtype, N, R.data() + k * N);
+        loadRow(m.plane(b, b.shape[0] == 1 ? 0 : bb, k), bs, b.dtype, N, R + k * N);
     if constexpr (std::is_same<T, float>::value)
-      gemm(M, N, K, L.data(), R.data(), res.data());
+      gemm(M, N, K, L, R, res);
     else if constexpr (std::is_same<E, float>::value)
-      gemmExact(M, N, K, L.data(), R.data(), res.data(), maxProd);
+      gemmExact(M, N, K, L, R, res, maxProd);
     else
-      gemm(M, N, K, L.data(), R.data(), res.data());
+      gemm(M, N, K, L, R, res);
     for (uint64_t i = 0; i < M; ++i) {
-      T *r = res.data() + i * N;
+      T *r = res + i * N;
       if (bias)
         for (uint64_t j = 0; j < N; ++j)
           r[j] += bv[j];
       if (acc) {
-        loadRow(m.plane(d, bb, i), d.stride[3] * int64_t(es), d.dtype, N, old.data());
+        loadRow(m.plane(d, bb, i), d.stride[3] * int64_t(es), d.dtype, N, old);
         for (uint64_t j = 0; j < N; ++j)
           r[j] += old[j];
       }

@@ -11,6 +11,7 @@ Status Runtime::load(const std::string &path) {
   TPUC_RETURN_IF_ERROR(readBModel(path, m));
   model_ = std::move(m);
   loaded_ = true;
+  sim_ready_ = false;
   return Status::OK();
 }
 
@@ -19,6 +20,7 @@ Status Runtime::loadFromMemory(const uint8_t *data, size_t size) {
   TPUC_RETURN_IF_ERROR(parseBModel(data, size, m));
   model_ = std::move(m);
   loaded_ = true;
+  sim_ready_ = false;
   return Status::OK();
 }
 
@@ -26,7 +28,41 @@ Status Runtime::loadModel(BModel m) {
   TPUC_RETURN_IF_ERROR(validateBModel(m));
   model_ = std::move(m);
   loaded_ = true;
+  sim_ready_ = false;
   return Status::OK();
+}
+
+Status Runtime::prepareMemory() {
+  const DdrPlan &plan = model_.plan;
+  if (!sim_ready_) {
+    TPUC_RETURN_IF_ERROR(sim_.init(model_.target, plan.totalBytes()));
+    weights_intact_ = false;
+    sim_ready_ = true;
+  } else {
+    if (plan.activation_size)
+      std::memset(sim_.ddr() + plan.activation_addr, 0, plan.activation_size);
+    std::memset(sim_.lmem(), 0, sim_.lmemSize());
+  }
+  if (!weights_intact_)
+    TPUC_RETURN_IF_ERROR(sim_.writeDdr(plan.weight_addr, model_.weights.data(), model_.weights.size()));
+  weights_intact_ = true;
+  return Status::OK();
+}
+
+bool Runtime::writesWeights(const Network &n, const DdrPlan &plan, const Target &t) {
+  auto writes = [&](const std::vector<Instruction> &stream) {
+    for (const Instruction &inst : stream) {
+      Extent e;
+      if (inst.dst.space != Space::DDR)
+        continue;
+      if (!operandExtent(inst.dst, t, e).ok())
+        return true; // conservative
+      if (e.lo < int64_t(plan.weight_addr + plan.weight_size) && e.hi > int64_t(plan.weight_addr))
+        return true;
+    }
+    return false;
+  };
+  return plan.weight_size && (writes(n.tiu) || writes(n.gdma));
 }
 
 Status Runtime::run(size_t net, const std::map<std::string, std::vector<uint8_t>> &in,
@@ -44,10 +80,11 @@ Status Runtime::run(size_t net, const std::map<std::string, std::vector<uint8_t>
     if (!known)
       return Status::error("unknown input '" + kv.first + "' for network '" + n.name + "'");
   }
-  CModel sim;
-  TPUC_RETURN_IF_ERROR(sim.init(model_.target, model_.plan.totalBytes()));
-  TPUC_RETURN_IF_ERROR(sim.writeDdr(model_.plan.weight_addr, model_.weights.data(),
-                                    model_.weights.size()));
+  TPUC_RETURN_IF_ERROR(prepareMemory());
+  CModel &sim = sim_;
+  // Until this run has finished cleanly, memory is in an unknown state.
+  sim_ready_ = false;
+  weights_intact_ = !writesWeights(n, model_.plan, model_.target);
   for (const auto &t : n.inputs) {
     auto it = in.find(t.name);
     if (it == in.end())
@@ -82,6 +119,7 @@ Status Runtime::run(size_t net, const std::map<std::string, std::vector<uint8_t>
     buf.resize(t.byteSize());
     TPUC_RETURN_IF_ERROR(sim.readDdr(t.ddr_addr, buf.data(), buf.size()));
   }
+  sim_ready_ = true;
   return Status::OK();
 }
 

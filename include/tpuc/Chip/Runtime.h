@@ -34,8 +34,18 @@ public:
              bool dump_tensors, RunResult &out);
 
 private:
+  /// Brings the simulated memory to the state of a fresh cmodel (weights in
+  /// place, everything else zero). The memory is kept between runs, so
+  /// later runs clear the activation region and local memory instead of
+  /// allocating and faulting in the whole DDR again, and copy the weights
+  /// again only after a network that may write to them.
+  Status prepareMemory();
+  static bool writesWeights(const Network &n, const DdrPlan &plan, const Target &t);
+
   BModel model_;
   bool loaded_ = false;
+  CModel sim_;
+  bool sim_ready_ = false, weights_intact_ = false;
 };
 
 } // namespace chip
