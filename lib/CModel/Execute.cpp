@@ -158,7 +158,7 @@ struct RowSrc {
 template <size_t K, typename F>
 void forRows(const MemView &m, const uint32_t *shape, const Operand *const (&ops)[K], F fn) {
   RowSrc src[K];
-  bool flat = true;
+  bool flat = true, allDdr = true;
   for (size_t k = 0; k < K; ++k) {
     const Operand &o = *ops[k];
     int64_t es = int64_t(dtypeSize(o.dtype));
@@ -166,28 +166,61 @@ void forRows(const MemView &m, const uint32_t *shape, const Operand *const (&ops
     src[k].sh = o.shape[2] == 1 ? 0 : o.stride[2] * es;
     src[k].sw = o.shape[3] == 1 ? 0 : o.stride[3] * es;
     flat = flat && src[k].sh == int64_t(shape[3]) * src[k].sw;
+    allDdr = allDdr && o.space == Space::DDR;
   }
   if (shape[2] == 1)
     flat = true;
-  const uint64_t rows = flat ? 1 : shape[2], len = flat ? uint64_t(shape[2]) * shape[3] : shape[3];
+  const uint64_t HW = uint64_t(shape[2]) * shape[3];
   const uint8_t *ptr[K];
-  int64_t step[K];
-  for (size_t k = 0; k < K; ++k)
+  int64_t step[K], sn[K];
+  for (size_t k = 0; k < K; ++k) {
     step[k] = src[k].sw;
-  uint64_t idx = 0;
-  for (uint64_t n = 0; n < shape[0]; ++n)
-    for (uint64_t c = 0; c < shape[1]; ++c) {
-      const uint8_t *base[K];
-      for (size_t k = 0; k < K; ++k) {
-        const Operand &o = *src[k].o;
-        base[k] = m.plane(o, o.shape[0] == 1 ? 0 : n, o.shape[1] == 1 ? 0 : c);
-      }
-      for (uint64_t h = 0; h < rows; ++h, idx += len) {
-        for (size_t k = 0; k < K; ++k)
-          ptr[k] = base[k] + int64_t(h) * src[k].sh;
-        fn(n, c, h, ptr, step, len, idx);
-      }
+    const Operand &o = *src[k].o;
+    sn[k] = o.shape[0] == 1 ? 0 : o.stride[0] * int64_t(dtypeSize(o.dtype));
+  }
+  // DDR operands whose channels follow each other like their elements
+  // (dense NCHW) give one row per image.
+  bool channelsFlat = flat && allDdr && shape[1] > 1;
+  for (size_t k = 0; k < K && channelsFlat; ++k) {
+    const Operand &o = *src[k].o;
+    int64_t sc = o.shape[1] == 1 ? 0 : o.stride[1] * int64_t(dtypeSize(o.dtype));
+    channelsFlat = sc == int64_t(HW) * src[k].sw;
+  }
+  if (channelsFlat) {
+    for (uint64_t n = 0; n < shape[0]; ++n) {
+      for (size_t k = 0; k < K; ++k)
+        ptr[k] = m.plane(*src[k].o, 0, 0) + int64_t(n) * sn[k];
+      fn(n, 0, 0, ptr, step, shape[1] * HW, n * shape[1] * HW);
     }
+    return;
+  }
+  const uint64_t rows = flat ? 1 : shape[2], len = flat ? HW : shape[3];
+  auto visit = [&](uint64_t n, uint64_t c, const uint8_t *const *base) {
+    uint64_t idx = (n * shape[1] + c) * HW;
+    for (uint64_t h = 0; h < rows; ++h, idx += len) {
+      for (size_t k = 0; k < K; ++k)
+        ptr[k] = base[k] + int64_t(n) * sn[k] + int64_t(h) * src[k].sh;
+      fn(n, c, h, ptr, step, len, idx);
+    }
+  };
+  const uint8_t *base[K];
+  if (allDdr) { // images outermost: DDR order
+    for (uint64_t n = 0; n < shape[0]; ++n)
+      for (uint64_t c = 0; c < shape[1]; ++c) {
+        for (size_t k = 0; k < K; ++k)
+          base[k] = m.plane(*src[k].o, 0, src[k].o->shape[1] == 1 ? 0 : c);
+        visit(n, c, base);
+      }
+    return;
+  }
+  // Channels outermost: the lane arithmetic runs once per channel, which
+  // matters when planes are single elements (filters, biases).
+  for (uint64_t c = 0; c < shape[1]; ++c) {
+    for (size_t k = 0; k < K; ++k)
+      base[k] = m.plane(*src[k].o, 0, src[k].o->shape[1] == 1 ? 0 : c);
+    for (uint64_t n = 0; n < shape[0]; ++n)
+      visit(n, c, base);
+  }
 }
 
 /// Operand o as dense NCHW values (float or int64).
@@ -702,6 +735,28 @@ Status active(const Instruction &inst, const MemView &m, uint8_t *out) {
   return Status::OK();
 }
 
+/// len elements of es bytes from src (step srcStep) to dst (step dstStep).
+void copyElems(uint8_t *dst, int64_t dstStep, const uint8_t *src, int64_t srcStep, uint64_t len,
+               int64_t es) {
+  if (dstStep == es && srcStep == es) {
+    std::memcpy(dst, src, len * es);
+    return;
+  }
+  switch (es) {
+  case 1:
+    for (uint64_t i = 0; i < len; ++i)
+      dst[int64_t(i) * dstStep] = src[int64_t(i) * srcStep];
+    return;
+  case 2:
+    for (uint64_t i = 0; i < len; ++i)
+      wr<uint16_t>(dst + int64_t(i) * dstStep, rd<uint16_t>(src + int64_t(i) * srcStep));
+    return;
+  default:
+    for (uint64_t i = 0; i < len; ++i)
+      wr<uint32_t>(dst + int64_t(i) * dstStep, rd<uint32_t>(src + int64_t(i) * srcStep));
+  }
+}
+
 /// DmaMove (src may broadcast) and Cast: float sources round with `rm`.
 Status convert(const Instruction &inst, const MemView &m, uint8_t *out, RoundMode rm) {
   const Operand &d = inst.dst, &a = inst.src[0];
@@ -710,12 +765,7 @@ Status convert(const Instruction &inst, const MemView &m, uint8_t *out, RoundMod
   if (a.dtype == d.dtype) { // bit-exact copy
     forRows(m, d.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
                                  const int64_t *s, uint64_t len, uint64_t idx) {
-      uint8_t *o = out + idx * es;
-      if (s[0] == int64_t(es))
-        std::memcpy(o, p[0], len * es);
-      else
-        for (uint64_t i = 0; i < len; ++i)
-          std::memcpy(o + i * es, p[0] + int64_t(i) * s[0], es);
+      copyElems(out + idx * es, int64_t(es), p[0], s[0], len, int64_t(es));
     });
     return Status::OK();
   }
@@ -1004,28 +1054,34 @@ Status executeInstruction(const Instruction &inst, const MemView &m, std::vector
 
 void storeDense(const MemView &m, const Operand &dst, const uint8_t *data) {
   const int64_t es = int64_t(dtypeSize(dst.dtype));
-  const uint64_t H = dst.shape[2], W = dst.shape[3];
-  const bool rowDense = dst.stride[3] == 1 || W == 1;
-  const bool planeDense = rowDense && (dst.stride[2] == int64_t(W) || H == 1);
-  for (uint64_t n = 0; n < dst.shape[0]; ++n)
-    for (uint64_t c = 0; c < dst.shape[1]; ++c) {
-      uint8_t *base = m.plane(dst, n, c);
-      if (planeDense) {
-        std::memcpy(base, data, H * W * es);
-        data += H * W * es;
+  const uint64_t N = dst.shape[0], C = dst.shape[1], H = dst.shape[2], W = dst.shape[3];
+  const uint64_t HW = H * W;
+  const int64_t sh = dst.stride[2] * es, sw = dst.stride[3] * es, sn = dst.stride[0] * es;
+  const bool flat = H == 1 || sh == int64_t(W) * sw;
+  const uint64_t rows = flat ? 1 : H, len = flat ? HW : W;
+  std::vector<uint8_t *> planes(C);
+  for (uint64_t c = 0; c < C; ++c)
+    planes[c] = m.plane(dst, 0, c);
+  // Blocks of images, channels inside: filters ([IC, OC, KH, KW], the
+  // channel in the middle) are read from a few rows at a time while each
+  // channel's destination block is written contiguously.
+  constexpr uint64_t kImages = 16;
+  for (uint64_t n0 = 0; n0 < N; n0 += kImages) {
+    const uint64_t n1 = std::min(N, n0 + kImages);
+    for (uint64_t c = 0; c < C; ++c) {
+      if (HW == 1) {
+        copyElems(planes[c] + int64_t(n0) * sn, sn, data + (n0 * C + c) * es, int64_t(C) * es,
+                  n1 - n0, es);
         continue;
       }
-      for (uint64_t h = 0; h < H; ++h) {
-        uint8_t *row = base + int64_t(h) * dst.stride[2] * es;
-        if (rowDense) {
-          std::memcpy(row, data, W * es);
-          data += W * es;
-        } else {
-          for (uint64_t w = 0; w < W; ++w, data += es)
-            std::memcpy(row + int64_t(w) * dst.stride[3] * es, data, es);
-        }
+      for (uint64_t n = n0; n < n1; ++n) {
+        const uint8_t *in = data + (n * C + c) * HW * es;
+        uint8_t *base = planes[c] + int64_t(n) * sn;
+        for (uint64_t h = 0; h < rows; ++h)
+          copyElems(base + int64_t(h) * sh, sw, in + h * len * es, es, len, es);
       }
     }
+  }
 }
 
 } // namespace chip
