@@ -32,6 +32,7 @@ namespace chip {
 struct CModel::Pending {
   Operand dst;
   std::vector<uint8_t> data; // dense NCHW elements of dst.dtype
+  const Instruction *direct = nullptr; // runs at commit (movesDirectly)
   Engine engine;
   uint32_t id;
   uint64_t end;
@@ -231,6 +232,10 @@ Status CModel::readDdr(uint64_t addr, void *data, uint64_t n) const {
 
 Status CModel::compute(const Instruction &inst, Pending &p) {
   p.dst = inst.dst;
+  if (movesDirectly(inst)) {
+    p.direct = &inst;
+    return Status::OK();
+  }
   if (!spare_.empty()) {
     p.data = std::move(spare_.back());
     spare_.pop_back();
@@ -239,6 +244,10 @@ Status CModel::compute(const Instruction &inst, Pending &p) {
 }
 
 void CModel::commit(Pending &p) {
+  if (p.direct) {
+    moveDirect(memView(), *p.direct);
+    return;
+  }
   storeDense(memView(), p.dst, p.data.data());
   spare_.push_back(std::move(p.data));
 }

@@ -278,16 +278,19 @@ enum ScratchSlot { kFilter, kCol, kPlane, kResult, kOld, kPart, kOut };
 
 // --- GEMM ---------------------------------------------------------------------
 
-/// Threads of one GEMM: TPUC_CMODEL_THREADS, or every core. The slices of a
-/// GEMM that OpenBLAS gives its threads split M and N, never K, so each
-/// result is summed in the same order whatever the count.
-void setGemmThreads() {
+/// Threads of one GEMM: TPUC_CMODEL_THREADS, or every core, for GEMMs big
+/// enough to gain from them (waking threads costs more than small GEMMs
+/// take). OpenBLAS splits a GEMM's M and N among its threads, never K, so
+/// each result is summed in the same order whatever the count.
+void setGemmThreads(uint64_t macs) {
   static int current = -1;
-  int want = 0;
-  if (const char *s = std::getenv("TPUC_CMODEL_THREADS"))
-    want = std::atoi(s);
-  if (want <= 0)
-    want = int(std::max(1u, std::thread::hardware_concurrency()));
+  int want = 1;
+  if (macs >= (uint64_t(1) << 22)) {
+    const char *s = std::getenv("TPUC_CMODEL_THREADS");
+    want = s ? std::atoi(s) : 0;
+    if (want <= 0)
+      want = int(std::max(1u, std::thread::hardware_concurrency()));
+  }
   if (want != current) {
     scipy_openblas_set_num_threads(want);
     current = want;
@@ -300,7 +303,7 @@ void gemm(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *B, fl
     std::fill(C, C + M * N, 0.f);
     return;
   }
-  setGemmThreads();
+  setGemmThreads(M * N * K);
   scipy_cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(M), blasint(N), blasint(K), 1.f,
               A, blasint(K), B, blasint(N), 0.f, C, blasint(N));
 }
@@ -326,7 +329,7 @@ void gemmExact(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *
   std::fill(C, C + M * N, int64_t(0));
   if (K == 0 || M == 0 || N == 0)
     return;
-  setGemmThreads();
+  setGemmThreads(M * N * std::min(K, slice));
   float *part = scratch<float>(kPart, M * N);
   for (uint64_t k0 = 0; k0 < K; k0 += slice) {
     uint64_t kn = std::min(slice, K - k0);
@@ -1050,6 +1053,39 @@ Status executeInstruction(const Instruction &inst, const MemView &m, std::vector
     return requant(inst, m, out);
   }
   return Status::error("unknown opcode");
+}
+
+bool movesDirectly(const Instruction &inst) {
+  const Operand &d = inst.dst, &a = inst.src[0];
+  return inst.op == Opcode::DmaMove && a.space == Space::DDR && d.space == Space::LMEM &&
+         a.dtype == d.dtype;
+}
+
+void moveDirect(const MemView &m, const Instruction &inst) {
+  const Operand &d = inst.dst, &a = inst.src[0];
+  const int64_t es = int64_t(dtypeSize(d.dtype));
+  const uint64_t N = d.shape[0], C = d.shape[1], H = d.shape[2], W = d.shape[3];
+  auto strides = [&](const Operand &o, int64_t st[4]) {
+    for (int k = 0; k < 4; ++k)
+      st[k] = o.shape[k] == 1 ? 0 : o.stride[k] * es;
+  };
+  int64_t sa[4], sd[4];
+  strides(a, sa);
+  strides(d, sd);
+  const bool flat = H == 1 || (sa[2] == int64_t(W) * sa[3] && sd[2] == int64_t(W) * sd[3]);
+  const uint64_t rows = flat ? 1 : H, len = flat ? H * W : W;
+  for (uint64_t c = 0; c < C; ++c) {
+    uint8_t *dst = m.plane(d, 0, c);
+    const uint8_t *src = m.plane(a, 0, a.shape[1] == 1 ? 0 : c);
+    if (H * W == 1) { // one element per plane (biases, 1x1 filters): along n
+      copyElems(dst, sd[0], src, sa[0], N, es);
+      continue;
+    }
+    for (uint64_t n = 0; n < N; ++n)
+      for (uint64_t h = 0; h < rows; ++h)
+        copyElems(dst + int64_t(n) * sd[0] + int64_t(h) * sd[2], sd[3],
+                  src + int64_t(n) * sa[0] + int64_t(h) * sa[2], sa[3], len, es);
+  }
 }
 
 void storeDense(const MemView &m, const Operand &dst, const uint8_t *data) {

@@ -48,6 +48,14 @@ struct MemView {
 Status executeInstruction(const Instruction &inst, const MemView &m,
                           std::vector<uint8_t> &out);
 
+/// Whether `inst` may run at its end cycle straight into its destination
+/// instead of through a result buffer: a same-type load from DDR into local
+/// memory. Between its start and its end only TIU results commit, and TIU
+/// writes local memory only, so the DDR it reads is the same at both times.
+bool movesDirectly(const Instruction &inst);
+/// Executes such a move from source to destination.
+void moveDirect(const MemView &m, const Instruction &inst);
+
 /// Writes the dense NCHW elements `data` into the strided operand `dst`.
 void storeDense(const MemView &m, const Operand &dst, const uint8_t *data);
 
