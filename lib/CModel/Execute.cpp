@@ -383,6 +383,12 @@ template <typename E>
 void im2col(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
             E *col) {
   const uint64_t P = s.OH * s.OW;
+  if (s.KH == 1 && s.KW == 1 && s.sh == 1 && s.sw == 1 && s.pt == 0 && s.pl == 0 &&
+      s.OH == s.H && s.OW == s.W) { // pointwise: the columns are the input planes
+    for (uint64_t icg = 0; icg < s.ICG; ++icg)
+      loadPlane(m, a, n, g * s.ICG + icg, col + icg * P);
+    return;
+  }
   E *plane = scratch<E>(kPlane, s.H * s.W);
   for (uint64_t icg = 0; icg < s.ICG; ++icg) {
     loadPlane(m, a, n, g * s.ICG + icg, plane);

@@ -1,6 +1,7 @@
 //===- Runtime.cpp - bmodel execution on the cmodel -----------------------===//
 #include "tpuc/Chip/Runtime.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tpuc {
@@ -41,7 +42,9 @@ Status Runtime::prepareMemory() {
   } else {
     if (plan.activation_size)
       std::memset(sim_.ddr() + plan.activation_addr, 0, plan.activation_size);
-    std::memset(sim_.lmem(), 0, sim_.lmemSize());
+    const Target &t = model_.target;
+    for (uint32_t lane = 0; lane < t.lanes && lmem_dirty_; ++lane)
+      std::memset(sim_.lmem() + uint64_t(lane) * t.lmem_bytes_per_lane, 0, lmem_dirty_);
   }
   if (!weights_intact_)
     TPUC_RETURN_IF_ERROR(sim_.writeDdr(plan.weight_addr, model_.weights.data(), model_.weights.size()));
@@ -49,20 +52,25 @@ Status Runtime::prepareMemory() {
   return Status::OK();
 }
 
-bool Runtime::writesWeights(const Network &n, const DdrPlan &plan, const Target &t) {
-  auto writes = [&](const std::vector<Instruction> &stream) {
-    for (const Instruction &inst : stream) {
+void Runtime::scanWrites(const Network &n, const DdrPlan &plan, const Target &t, bool &weights,
+                         uint64_t &lmem_end) {
+  weights = false;
+  lmem_end = 0;
+  for (const auto *stream : {&n.tiu, &n.gdma})
+    for (const Instruction &inst : *stream) {
       Extent e;
-      if (inst.dst.space != Space::DDR)
-        continue;
-      if (!operandExtent(inst.dst, t, e).ok())
-        return true; // conservative
-      if (e.lo < int64_t(plan.weight_addr + plan.weight_size) && e.hi > int64_t(plan.weight_addr))
-        return true;
+      if (!operandExtent(inst.dst, t, e).ok()) { // validation rejects it later
+        weights = true;
+        lmem_end = t.lmem_bytes_per_lane;
+        return;
+      }
+      if (inst.dst.space == Space::LMEM)
+        lmem_end = std::max<uint64_t>(lmem_end, uint64_t(std::max<int64_t>(e.hi, 0)));
+      else if (inst.dst.space == Space::DDR && plan.weight_size &&
+               e.lo < int64_t(plan.weight_addr + plan.weight_size) && e.hi > int64_t(plan.weight_addr))
+        weights = true;
     }
-    return false;
-  };
-  return plan.weight_size && (writes(n.tiu) || writes(n.gdma));
+  lmem_end = std::min<uint64_t>(lmem_end, t.lmem_bytes_per_lane);
 }
 
 Status Runtime::run(size_t net, const std::map<std::string, std::vector<uint8_t>> &in,
@@ -84,7 +92,9 @@ Status Runtime::run(size_t net, const std::map<std::string, std::vector<uint8_t>
   CModel &sim = sim_;
   // Until this run has finished cleanly, memory is in an unknown state.
   sim_ready_ = false;
-  weights_intact_ = !writesWeights(n, model_.plan, model_.target);
+  bool writes_weights = true;
+  scanWrites(n, model_.plan, model_.target, writes_weights, lmem_dirty_);
+  weights_intact_ = !writes_weights;
   for (const auto &t : n.inputs) {
     auto it = in.find(t.name);
     if (it == in.end())
