@@ -278,16 +278,18 @@ enum ScratchSlot { kFilter, kCol, kPlane, kResult, kOld, kPart, kOut };
 
 // --- GEMM ---------------------------------------------------------------------
 
-/// Threads of one GEMM: TPUC_CMODEL_THREADS, or every core, for GEMMs big
-/// enough to gain from them (waking threads costs more than small GEMMs
-/// take). OpenBLAS splits a GEMM's M and N among its threads, never K, so
-/// each result is summed in the same order whatever the count.
+/// Threads of one GEMM: TPUC_CMODEL_THREADS (0: every core), one by
+/// default, and one for GEMMs too small to gain from waking threads.
+/// OpenBLAS's idle threads spin, which on a machine shared with other work
+/// (two cores, tests in parallel) made runs several times slower, hence
+/// the default. OpenBLAS splits a GEMM's M and N among its threads, never K,
+/// so each result is summed in the same order whatever the count.
 void setGemmThreads(uint64_t macs) {
   static int current = -1;
   int want = 1;
-  if (macs >= (uint64_t(1) << 22)) {
-    const char *s = std::getenv("TPUC_CMODEL_THREADS");
-    want = s ? std::atoi(s) : 0;
+  const char *s = std::getenv("TPUC_CMODEL_THREADS");
+  if (s && macs >= (uint64_t(1) << 22)) {
+    want = std::atoi(s);
     if (want <= 0)
       want = int(std::max(1u, std::thread::hardware_concurrency()));
   }
