@@ -4,20 +4,30 @@ Prints, from one run:
   * simulator throughput in instructions per second (many small instructions),
   * functional speed in simulated GFLOP/s for a large F32 matmul,
   * the timing model's cycles for matmuls against the analytic roofline
-    max(MACs / peak MACs-per-cycle, DDR bytes / DDR bytes-per-cycle).
+    max(MACs / peak MACs-per-cycle, DDR bytes / DDR bytes-per-cycle),
+  * whole models (torchvision ResNet-18, ResNet-50, MobileNetV2 at 224x224
+    with random weights, the BERT-base encoder layer) in F32 and INT8: cmodel
+    wall time against onnxruntime's on the same ONNX model, both on one
+    thread and both on all threads (TPUC_CMODEL_THREADS), with the simulated
+    cycles, and the median ratio on one thread.
 
-Usage: python bench/bench_cmodel.py [--chip tpu_pro] [--quick]
+Usage: python bench/bench_cmodel.py [--chip tpu_pro] [--quick] [--models resnet18,bert]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import statistics
 import time
 
 import numpy as np
 
 from tpuc import runtime as rt
+
+from _timing import best_of
+from bench_models import MODELS, prepare_model, run_ort
 
 F32 = rt.DType.F32
 
@@ -84,10 +94,48 @@ def roofline(t, m, k, n, extra_cycles=0):
     return max(macs / peak, nbytes / t.ddr_bytes_per_cycle), macs / peak, nbytes / t.ddr_bytes_per_cycle
 
 
+def model_rows(chip: str, names, repeat: int, work_dir) -> list[float]:
+    """Prints one row per model and mode; returns the one-thread ratios of F32."""
+    from tpuc.deploy import deploy
+
+    cores = os.cpu_count() or 1
+    print(f"whole models on {chip} (best of {repeat}; 1 thread, then {cores} threads):")
+    print(f"  {'model':<16} {'mode':<5} {'ort1 ms':>8} {'cm1 ms':>9} {'ratio1':>7} "
+          f"{'ortN ms':>8} {'cmN ms':>9} {'ratioN':>7} {'cycles':>10} {'tiu':>10} {'gdma':>10}")
+    f32_ratios = []
+    for name in names:
+        m = prepare_model(name, work_dir)
+        ort1 = run_ort(m, 1, repeat)
+        ortn = run_ort(m, 0, repeat)
+        for mode in ("F32", "INT8"):
+            bm = m.dir / f"{name}_{chip}_{mode}.bmodel"
+            deploy(m.mlir, quantize=mode, chip=chip, model_path=bm,
+                   calibration_table=m.table if mode == "INT8" else None)
+            model = rt.Model(bm)
+            feeds = {s.name: m.inputs[s.name] for s in model.inputs}
+            walls = {}
+            for threads in (1, cores):
+                os.environ["TPUC_CMODEL_THREADS"] = str(threads)  # default: 1
+                walls[threads], _ = best_of(lambda: model.run(feeds), repeat)
+            os.environ.pop("TPUC_CMODEL_THREADS")
+            s = model.last_stats
+            r1, rn = walls[1] / ort1, walls[cores] / ortn
+            if mode == "F32":
+                f32_ratios.append(r1)
+            print(f"  {name:<16} {mode:<5} {ort1 * 1e3:8.2f} {walls[1] * 1e3:9.1f} {r1:6.2f}x "
+                  f"{ortn * 1e3:8.2f} {walls[cores] * 1e3:9.1f} {rn:6.2f}x "
+                  f"{s.total_cycles:10d} {s.tiu_cycles:10d} {s.gdma_cycles:10d}")
+    return f32_ratios
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--chip", default="tpu_pro")
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
+    ap.add_argument("--models", default=",".join(MODELS),
+                    help=f"comma-separated subset of {','.join(MODELS)}; empty for none")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per model (best is kept)")
+    ap.add_argument("--work-dir", default=None, help="keep exported models here (default: a temp dir)")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     t = rt.load_target(args.chip)
@@ -120,6 +168,14 @@ def main(argv=None):
         tiu_cycles = next(r["cycles"] for r in s.records if r["engine"] == "TIU")
     print(f"  last matmul TIU instruction alone: {tiu_cycles} cycles vs compute roof {comp:.0f} "
           f"(ratio {comp / tiu_cycles:.3f})")
+
+    names = [n for n in args.models.split(",") if n]
+    if names:
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            ratios = model_rows(args.chip, names, args.repeat, args.work_dir or tmp)
+        print(f"median cmodel/onnxruntime wall ratio on one thread (F32): "
+              f"{statistics.median(ratios):.2f}x")
 
 
 if __name__ == "__main__":

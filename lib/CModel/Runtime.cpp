@@ -1,6 +1,7 @@
 //===- Runtime.cpp - bmodel execution on the cmodel -----------------------===//
 #include "tpuc/Chip/Runtime.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tpuc {
@@ -11,6 +12,7 @@ Status Runtime::load(const std::string &path) {
   TPUC_RETURN_IF_ERROR(readBModel(path, m));
   model_ = std::move(m);
   loaded_ = true;
+  sim_ready_ = false;
   return Status::OK();
 }
 
@@ -19,6 +21,7 @@ Status Runtime::loadFromMemory(const uint8_t *data, size_t size) {
   TPUC_RETURN_IF_ERROR(parseBModel(data, size, m));
   model_ = std::move(m);
   loaded_ = true;
+  sim_ready_ = false;
   return Status::OK();
 }
 
@@ -26,7 +29,48 @@ Status Runtime::loadModel(BModel m) {
   TPUC_RETURN_IF_ERROR(validateBModel(m));
   model_ = std::move(m);
   loaded_ = true;
+  sim_ready_ = false;
   return Status::OK();
+}
+
+Status Runtime::prepareMemory() {
+  const DdrPlan &plan = model_.plan;
+  if (!sim_ready_) {
+    TPUC_RETURN_IF_ERROR(sim_.init(model_.target, plan.totalBytes()));
+    weights_intact_ = false;
+    sim_ready_ = true;
+  } else {
+    if (plan.activation_size)
+      std::memset(sim_.ddr() + plan.activation_addr, 0, plan.activation_size);
+    const Target &t = model_.target;
+    for (uint32_t lane = 0; lane < t.lanes && lmem_dirty_; ++lane)
+      std::memset(sim_.lmem() + uint64_t(lane) * t.lmem_bytes_per_lane, 0, lmem_dirty_);
+  }
+  if (!weights_intact_)
+    TPUC_RETURN_IF_ERROR(sim_.writeDdr(plan.weight_addr, model_.weights.data(), model_.weights.size()));
+  weights_intact_ = true;
+  return Status::OK();
+}
+
+void Runtime::scanWrites(const Network &n, const DdrPlan &plan, const Target &t, bool &weights,
+                         uint64_t &lmem_end) {
+  weights = false;
+  lmem_end = 0;
+  for (const auto *stream : {&n.tiu, &n.gdma})
+    for (const Instruction &inst : *stream) {
+      Extent e;
+      if (!operandExtent(inst.dst, t, e).ok()) { // validation rejects it later
+        weights = true;
+        lmem_end = t.lmem_bytes_per_lane;
+        return;
+      }
+      if (inst.dst.space == Space::LMEM)
+        lmem_end = std::max<uint64_t>(lmem_end, uint64_t(std::max<int64_t>(e.hi, 0)));
+      else if (inst.dst.space == Space::DDR && plan.weight_size &&
+               e.lo < int64_t(plan.weight_addr + plan.weight_size) && e.hi > int64_t(plan.weight_addr))
+        weights = true;
+    }
+  lmem_end = std::min<uint64_t>(lmem_end, t.lmem_bytes_per_lane);
 }
 
 Status Runtime::run(size_t net, const std::map<std::string, std::vector<uint8_t>> &in,
@@ -44,10 +88,13 @@ Status Runtime::run(size_t net, const std::map<std::string, std::vector<uint8_t>
     if (!known)
       return Status::error("unknown input '" + kv.first + "' for network '" + n.name + "'");
   }
-  CModel sim;
-  TPUC_RETURN_IF_ERROR(sim.init(model_.target, model_.plan.totalBytes()));
-  TPUC_RETURN_IF_ERROR(sim.writeDdr(model_.plan.weight_addr, model_.weights.data(),
-                                    model_.weights.size()));
+  TPUC_RETURN_IF_ERROR(prepareMemory());
+  CModel &sim = sim_;
+  // Until this run has finished cleanly, memory is in an unknown state.
+  sim_ready_ = false;
+  bool writes_weights = true;
+  scanWrites(n, model_.plan, model_.target, writes_weights, lmem_dirty_);
+  weights_intact_ = !writes_weights;
   for (const auto &t : n.inputs) {
     auto it = in.find(t.name);
     if (it == in.end())
@@ -89,6 +136,7 @@ Status Runtime::run(size_t net, const std::map<std::string, std::vector<uint8_t>
     buf.resize(t.byteSize());
     TPUC_RETURN_IF_ERROR(sim.readDdr(t.ddr_addr, buf.data(), buf.size()));
   }
+  sim_ready_ = true;
   return Status::OK();
 }
 

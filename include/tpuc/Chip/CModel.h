@@ -61,6 +61,8 @@ uint64_t instructionCycles(const Instruction &inst, const Target &t,
 /// queue keeps several in flight (the DDR latency); 0 for TIU instructions.
 uint64_t gdmaOverlappedCycles(const Instruction &inst, const Target &t);
 
+struct MemView; // operand addressing of the functional kernels
+
 class CModel {
 public:
   /// Called after an instruction's results are committed.
@@ -89,12 +91,15 @@ public:
 private:
   struct Pending;
   Status compute(const Instruction &inst, Pending &out);
-  void commit(const Pending &p);
+  /// Writes p's result to memory and keeps its buffer for a later result.
+  void commit(Pending &p);
+  MemView memView() const;
 
   Target target_;
   std::unique_ptr<uint8_t[], void (*)(void *)> ddr_{nullptr, free};
   std::unique_ptr<uint8_t[], void (*)(void *)> lmem_{nullptr, free};
   uint64_t ddr_size_ = 0;
+  std::vector<std::vector<uint8_t>> spare_; // result buffers to reuse
 };
 
 /// Chrome / Perfetto trace (one track per engine, times in microseconds).

@@ -39,8 +39,22 @@ public:
              bool dump_tensors, RunResult &out, const Progress &progress = Progress());
 
 private:
+  /// Brings the simulated memory to the state of a fresh cmodel (weights in
+  /// place, everything else zero). The memory is kept between runs, so
+  /// later runs clear the activation region and local memory instead of
+  /// allocating and faulting in the whole DDR again, and copy the weights
+  /// again only after a network that may write to them.
+  Status prepareMemory();
+  /// What `n` may write: the weight region, and local memory below which
+  /// per-lane offset.
+  static void scanWrites(const Network &n, const DdrPlan &plan, const Target &t,
+                         bool &weights, uint64_t &lmem_end);
+
   BModel model_;
   bool loaded_ = false;
+  CModel sim_;
+  bool sim_ready_ = false, weights_intact_ = false;
+  uint64_t lmem_dirty_ = 0; // per-lane bytes the last run may have written
 };
 
 } // namespace chip

@@ -249,3 +249,36 @@ def test_quantized_io(edge, tmp_path):
     ref = np.clip(np.floor(sq / 16 + 0.5) - 3, -128, 127)  # sq >= 0: half away == half up
     y = model.run({"x": xf}).outputs["y"]
     assert np.array_equal(y, ref.astype(np.int8))
+
+
+def test_repeated_runs_start_from_fresh_memory(edge):
+    """The runtime keeps its simulated memory between runs: every run still
+    starts with the weights in place and everything else zero, also after a
+    run that overwrote the weights and left data in local memory and DDR.
+    y = w + lmem_scratch + ddr_scratch, then the input is written over w,
+    so a leak from the previous run changes the next result."""
+    F = rt.DType.F32
+    shape = [1, 4, 1, 8]
+    w = np.arange(32, dtype=np.float32).reshape(shape)
+    act = 4096
+    x_addr, scratch_addr, y_addr = act, act + 256, act + 512
+    bank = edge.lmem_bytes_per_lane // edge.lmem_banks
+    wl, sl, dl = (rt.lmem_tensor(k * bank, shape, F) for k in range(3))
+    sb = rt.StreamBuilder()
+    sb.gdma(rt.make_dma_move(wl, rt.ddr_tensor(0, shape, F)))
+    g = sb.gdma(rt.make_dma_move(dl, rt.ddr_tensor(scratch_addr, shape, F)))
+    t = sb.tiu(rt.make_binary(rt.BinaryOp.ADD, wl, wl, sl), g)  # sl: never written before
+    t = sb.tiu(rt.make_binary(rt.BinaryOp.ADD, wl, wl, dl), 0)
+    g = sb.gdma(rt.make_dma_move(rt.ddr_tensor(y_addr, shape, F), wl), t)
+    g = sb.gdma(rt.make_dma_move(sl, rt.ddr_tensor(x_addr, shape, F)), 0)
+    t = sb.tiu(rt.make_binary(rt.BinaryOp.ADD, sl, sl, sl), g)
+    g = sb.gdma(rt.make_dma_move(rt.ddr_tensor(scratch_addr, shape, F), sl), t)
+    sb.gdma(rt.make_dma_move(rt.ddr_tensor(0, shape, F), sl))  # overwrite the weights
+    m = rt.build_bmodel(edge, sb.tiu_stream, sb.gdma_stream,
+                        [rt.TensorInfo("x", F, shape, ddr_addr=x_addr)],
+                        [rt.TensorInfo("y", F, shape, ddr_addr=y_addr)],
+                        weights=w.tobytes(), activation_addr=act, activation_size=1024)
+    model = rt.Model(rt.serialize_bmodel(m))
+    for k in range(3):
+        x = np.full(shape, 100.0 + k, np.float32)
+        assert np.array_equal(model.run({"x": x}).outputs["y"], w), f"run {k}"

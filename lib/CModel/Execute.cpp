@@ -1,0 +1,1132 @@
+//===- Execute.cpp - Functional execution of one instruction --------------===//
+//
+// Operands are read where they live (DDR or the lanes of local memory)
+// through MemView; a kernel converts one row at a time into a float or
+// int64 buffer, computes, and converts the row into the dense result.
+// Convolution (via im2col) and matmul are GEMMs on OpenBLAS. Integer GEMMs
+// stay exact: operands are small integers held in floats and K is cut into
+// slices whose partial sums stay below 2^24, where every float is an
+// integer, and the slices add up in int64.
+//
+//===----------------------------------------------------------------------===//
+#include "Execute.h"
+
+#include "tpuc/Chip/Float16.h"
+#include "tpuc/Chip/QuantMath.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <thread>
+#include <utility>
+
+namespace tpuc {
+namespace chip {
+namespace {
+
+// --- Rows of one element type -------------------------------------------------
+
+template <typename S> inline S rd(const uint8_t *p) {
+  S v;
+  std::memcpy(&v, p, sizeof(S));
+  return v;
+}
+template <typename S> inline void wr(uint8_t *p, S v) { std::memcpy(p, &v, sizeof(S)); }
+
+/// out[i] = cvt(element i of the row at p, `step` bytes apart).
+template <typename S, typename Out, typename Cvt>
+inline void loadT(const uint8_t *p, int64_t step, uint64_t len, Out *out, Cvt cvt) {
+  if (step == int64_t(sizeof(S))) {
+    for (uint64_t i = 0; i < len; ++i)
+      out[i] = cvt(rd<S>(p + i * sizeof(S)));
+  } else {
+    for (uint64_t i = 0; i < len; ++i)
+      out[i] = cvt(rd<S>(p + int64_t(i) * step));
+  }
+}
+
+/// Loads a row as float (Out = float) or as integer (Out = int64_t).
+template <typename Out>
+void loadRow(const uint8_t *p, int64_t step, DType t, uint64_t len, Out *out) {
+  switch (t) {
+  case DType::F32:
+    return loadT<float>(p, step, len, out, [](float v) { return static_cast<Out>(v); });
+  case DType::F16:
+    return loadT<uint16_t>(p, step, len, out, [](uint16_t h) { return static_cast<Out>(f16ToF32(h)); });
+  case DType::BF16:
+    return loadT<uint16_t>(p, step, len, out, [](uint16_t h) { return static_cast<Out>(bf16ToF32(h)); });
+  case DType::INT8:
+    return loadT<int8_t>(p, step, len, out, [](int8_t v) { return static_cast<Out>(v); });
+  case DType::UINT8:
+    return loadT<uint8_t>(p, step, len, out, [](uint8_t v) { return static_cast<Out>(v); });
+  case DType::INT32:
+    return loadT<int32_t>(p, step, len, out, [](int32_t v) { return static_cast<Out>(v); });
+  default:
+    std::fill(out, out + len, Out(0));
+  }
+}
+
+/// Stores float results densely; float -> int rounds with `mode` and saturates.
+void storeRowF(uint8_t *p, DType t, uint64_t len, const float *in, RoundMode mode) {
+  switch (t) {
+  case DType::F32:
+    std::memcpy(p, in, len * 4);
+    return;
+  case DType::F16:
+    for (uint64_t i = 0; i < len; ++i)
+      wr<uint16_t>(p + 2 * i, f32ToF16(in[i]));
+    return;
+  case DType::BF16:
+    for (uint64_t i = 0; i < len; ++i)
+      wr<uint16_t>(p + 2 * i, f32ToBF16(in[i]));
+    return;
+  case DType::INT8:
+    for (uint64_t i = 0; i < len; ++i)
+      p[i] = uint8_t(int8_t(roundToInt(in[i], mode, t)));
+    return;
+  case DType::UINT8:
+    for (uint64_t i = 0; i < len; ++i)
+      p[i] = uint8_t(roundToInt(in[i], mode, t));
+    return;
+  case DType::INT32:
+    for (uint64_t i = 0; i < len; ++i)
+      wr<int32_t>(p + 4 * i, int32_t(roundToInt(in[i], mode, t)));
+    return;
+  default:
+    return;
+  }
+}
+
+/// Stores integer results densely, saturating to integer types.
+void storeRowI(uint8_t *p, DType t, uint64_t len, const int64_t *in) {
+  switch (t) {
+  case DType::INT8:
+    for (uint64_t i = 0; i < len; ++i)
+      p[i] = uint8_t(int8_t(std::min<int64_t>(std::max<int64_t>(in[i], -128), 127)));
+    return;
+  case DType::UINT8:
+    for (uint64_t i = 0; i < len; ++i)
+      p[i] = uint8_t(std::min<int64_t>(std::max<int64_t>(in[i], 0), 255));
+    return;
+  case DType::INT32:
+    for (uint64_t i = 0; i < len; ++i)
+      wr<int32_t>(p + 4 * i, int32_t(std::min<int64_t>(std::max<int64_t>(in[i], INT32_MIN), INT32_MAX)));
+    return;
+  case DType::F32:
+    for (uint64_t i = 0; i < len; ++i)
+      wr<float>(p + 4 * i, float(in[i]));
+    return;
+  case DType::F16:
+    for (uint64_t i = 0; i < len; ++i)
+      wr<uint16_t>(p + 2 * i, f32ToF16(float(in[i])));
+    return;
+  case DType::BF16:
+    for (uint64_t i = 0; i < len; ++i)
+      wr<uint16_t>(p + 2 * i, f32ToBF16(float(in[i])));
+    return;
+  default:
+    return;
+  }
+}
+
+inline void storeRow(uint8_t *p, DType t, uint64_t len, const float *in,
+                     RoundMode mode = RoundMode::HalfToEven) {
+  storeRowF(p, t, len, in, mode);
+}
+inline void storeRow(uint8_t *p, DType t, uint64_t len, const int64_t *in,
+                     RoundMode = RoundMode::HalfToEven) {
+  storeRowI(p, t, len, in);
+}
+
+// --- Walking operands row by row ----------------------------------------------
+
+/// One operand read with broadcasting over a result shape.
+struct RowSrc {
+  const Operand *o;
+  int64_t sh = 0, sw = 0; // byte strides of h and w, 0 where broadcast
+};
+
+/// Calls fn(n, c, h, ptrs, steps, len, dense_index) for each row of `shape`;
+/// ptrs[k]/steps[k] address operand k's elements of the row. Whole (n, c)
+/// planes form one row when every operand allows it.
+template <size_t K, typename F>
+void forRows(const MemView &m, const uint32_t *shape, const Operand *const (&ops)[K], F fn) {
+  RowSrc src[K];
+  bool flat = true, allDdr = true;
+  for (size_t k = 0; k < K; ++k) {
+    const Operand &o = *ops[k];
+    int64_t es = int64_t(dtypeSize(o.dtype));
+    src[k].o = &o;
+    src[k].sh = o.shape[2] == 1 ? 0 : o.stride[2] * es;
+    src[k].sw = o.shape[3] == 1 ? 0 : o.stride[3] * es;
+    flat = flat && src[k].sh == int64_t(shape[3]) * src[k].sw;
+    allDdr = allDdr && o.space == Space::DDR;
+  }
+  if (shape[2] == 1)
+    flat = true;
+  const uint64_t HW = uint64_t(shape[2]) * shape[3];
+  const uint8_t *ptr[K];
+  int64_t step[K], sn[K];
+  for (size_t k = 0; k < K; ++k) {
+    step[k] = src[k].sw;
+    const Operand &o = *src[k].o;
+    sn[k] = o.shape[0] == 1 ? 0 : o.stride[0] * int64_t(dtypeSize(o.dtype));
+  }
+  // DDR operands whose channels follow each other like their elements
+  // (dense NCHW) give one row per image.
+  bool channelsFlat = flat && allDdr && shape[1] > 1;
+  for (size_t k = 0; k < K && channelsFlat; ++k) {
+    const Operand &o = *src[k].o;
+    int64_t sc = o.shape[1] == 1 ? 0 : o.stride[1] * int64_t(dtypeSize(o.dtype));
+    channelsFlat = sc == int64_t(HW) * src[k].sw;
+  }
+  if (channelsFlat) {
+    for (uint64_t n = 0; n < shape[0]; ++n) {
+      for (size_t k = 0; k < K; ++k)
+        ptr[k] = m.plane(*src[k].o, 0, 0) + int64_t(n) * sn[k];
+      fn(n, 0, 0, ptr, step, shape[1] * HW, n * shape[1] * HW);
+    }
+    return;
+  }
+  const uint64_t rows = flat ? 1 : shape[2], len = flat ? HW : shape[3];
+  auto visit = [&](uint64_t n, uint64_t c, const uint8_t *const *base) {
+    uint64_t idx = (n * shape[1] + c) * HW;
+    for (uint64_t h = 0; h < rows; ++h, idx += len) {
+      for (size_t k = 0; k < K; ++k)
+        ptr[k] = base[k] + int64_t(n) * sn[k] + int64_t(h) * src[k].sh;
+      fn(n, c, h, ptr, step, len, idx);
+    }
+  };
+  const uint8_t *base[K];
+  if (allDdr) { // images outermost: DDR order
+    for (uint64_t n = 0; n < shape[0]; ++n)
+      for (uint64_t c = 0; c < shape[1]; ++c) {
+        for (size_t k = 0; k < K; ++k)
+          base[k] = m.plane(*src[k].o, 0, src[k].o->shape[1] == 1 ? 0 : c);
+        visit(n, c, base);
+      }
+    return;
+  }
+  // Channels outermost: the lane arithmetic runs once per channel, which
+  // matters when planes are single elements (filters, biases).
+  for (uint64_t c = 0; c < shape[1]; ++c) {
+    for (size_t k = 0; k < K; ++k)
+      base[k] = m.plane(*src[k].o, 0, src[k].o->shape[1] == 1 ? 0 : c);
+    for (uint64_t n = 0; n < shape[0]; ++n)
+      visit(n, c, base);
+  }
+}
+
+/// Operand o as dense NCHW values (float or int64).
+template <typename T> std::vector<T> loadDense(const MemView &m, const Operand &o) {
+  std::vector<T> v(o.numElements());
+  const Operand *ops[1] = {&o};
+  forRows(m, o.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
+                              const int64_t *s, uint64_t len, uint64_t idx) {
+    loadRow(p[0], s[0], o.dtype, len, v.data() + idx);
+  });
+  return v;
+}
+
+/// The (n, c) plane [H][W] of o as dense values.
+template <typename T>
+void loadPlane(const MemView &m, const Operand &o, uint64_t n, uint64_t c, T *out) {
+  int64_t es = int64_t(dtypeSize(o.dtype));
+  const uint8_t *base = m.plane(o, n, c);
+  const uint64_t H = o.shape[2], W = o.shape[3];
+  if (o.stride[2] == int64_t(W) * o.stride[3] || H == 1)
+    return loadRow(base, o.stride[3] * es, o.dtype, H * W, out);
+  for (uint64_t h = 0; h < H; ++h)
+    loadRow(base + int64_t(h) * o.stride[2] * es, o.stride[3] * es, o.dtype, W, out + h * W);
+}
+
+template <typename T> T loadScalar(const MemView &m, const Operand &o, uint64_t n, uint64_t c) {
+  T v;
+  loadRow(m.plane(o, n, c), 0, o.dtype, 1, &v);
+  return v;
+}
+
+/// All N*H*W elements of channel c of o in (n, h, w) order: one run when
+/// the channel's block is dense, as in the canonical local-memory layout.
+template <typename T>
+void loadChannel(const MemView &m, const Operand &o, uint64_t c, T *out) {
+  const uint64_t N = o.shape[0], HW = uint64_t(o.shape[2]) * o.shape[3];
+  const bool planeDense = (o.stride[3] == 1 || o.shape[3] == 1) &&
+                          (o.stride[2] == int64_t(o.shape[3]) || o.shape[2] == 1);
+  if (planeDense && (N == 1 || o.stride[0] == int64_t(HW)))
+    return loadRow(m.plane(o, 0, c), int64_t(dtypeSize(o.dtype)), o.dtype, N * HW, out);
+  for (uint64_t n = 0; n < N; ++n)
+    loadPlane(m, o, n, c, out + n * HW);
+}
+
+/// Per-thread scratch buffers, kept between instructions so that large
+/// temporaries are not allocated (and page-faulted in) every time.
+template <typename T> T *scratch(int slot, size_t n) {
+  thread_local std::vector<T> bufs[8];
+  std::vector<T> &b = bufs[slot];
+  if (b.size() < n)
+    b.resize(n);
+  return b.data();
+}
+enum ScratchSlot { kFilter, kCol, kPlane, kResult, kOld, kPart, kOut };
+
+// --- GEMM ---------------------------------------------------------------------
+
+/// Threads of one GEMM: TPUC_CMODEL_THREADS (0: every core), one by
+/// default, and one for GEMMs too small to gain from waking threads.
+/// OpenBLAS's idle threads spin, which on a machine shared with other work
+/// (two cores, tests in parallel) made runs several times slower, hence
+/// the default. OpenBLAS splits a GEMM's M and N among its threads, never K,
+/// so each result is summed in the same order whatever the count.
+void setGemmThreads(uint64_t macs) {
+  static int current = -1;
+  int want = 1;
+  const char *s = std::getenv("TPUC_CMODEL_THREADS");
+  if (s && macs >= (uint64_t(1) << 22)) {
+    want = std::atoi(s);
+    if (want <= 0)
+      want = int(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  if (want != current) {
+    scipy_openblas_set_num_threads(want);
+    current = want;
+  }
+}
+
+/// C[M][N] = A[M][K] * B[K][N], all dense row-major.
+void gemm(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *B, float *C) {
+  if (K == 0 || M == 0 || N == 0) {
+    std::fill(C, C + M * N, 0.f);
+    return;
+  }
+  setGemmThreads(M * N * K);
+  scipy_cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(M), blasint(N), blasint(K), 1.f,
+              A, blasint(K), B, blasint(N), 0.f, C, blasint(N));
+}
+
+/// Largest magnitude of an integer dtype.
+int64_t maxAbs(DType t) {
+  switch (t) {
+  case DType::INT8:
+    return 128;
+  case DType::UINT8:
+    return 255;
+  default:
+    return int64_t(1) << 31;
+  }
+}
+
+/// Exact integer GEMM of integers held in floats whose products are at most
+/// `maxProd` in magnitude: slices of K with |partial sum| <= 2^24 are exact
+/// in float, and int64 adds the slices.
+void gemmExact(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *B,
+               int64_t *C, int64_t maxProd) {
+  const uint64_t slice = std::max<uint64_t>(1, (uint64_t(1) << 24) / uint64_t(maxProd));
+  std::fill(C, C + M * N, int64_t(0));
+  if (K == 0 || M == 0 || N == 0)
+    return;
+  setGemmThreads(M * N * std::min(K, slice));
+  float *part = scratch<float>(kPart, M * N);
+  for (uint64_t k0 = 0; k0 < K; k0 += slice) {
+    uint64_t kn = std::min(slice, K - k0);
+    scipy_cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(M), blasint(N), blasint(kn),
+                1.f, A + k0, blasint(K), B + k0 * N, blasint(N), 0.f, part, blasint(N));
+    for (uint64_t i = 0; i < M * N; ++i)
+      C[i] += int64_t(part[i]);
+  }
+}
+
+/// int64 GEMM for operands too wide for gemmExact (INT32 sources).
+void gemm(uint64_t M, uint64_t N, uint64_t K, const int64_t *A, const int64_t *B, int64_t *C) {
+  std::fill(C, C + M * N, int64_t(0));
+  for (uint64_t i = 0; i < M; ++i)
+    for (uint64_t k = 0; k < K; ++k) {
+      int64_t a = A[i * K + k];
+      const int64_t *b = B + k * N;
+      int64_t *c = C + i * N;
+      for (uint64_t j = 0; j < N; ++j)
+        c[j] += a * b[j];
+    }
+}
+
+/// Integer operands that fit gemmExact, and their largest product.
+bool exactInFloat(DType a, DType b, int64_t &maxProd) {
+  if (a == DType::INT32 || b == DType::INT32)
+    return false;
+  maxProd = maxAbs(a) * maxAbs(b);
+  return true;
+}
+
+// --- Conv ---------------------------------------------------------------------
+
+struct ConvShape {
+  uint64_t N, IC, H, W, OC, OH, OW, G, ICG, OCG, KH, KW;
+  int64_t sh, sw, dh, dw, pt, pl;
+};
+
+/// Input column offset of kernel column kw and the outputs [lo, hi) whose
+/// input column ow * stride + off lies inside the image.
+inline void validColumns(const ConvShape &s, uint64_t kw, int64_t &off, int64_t &lo, int64_t &hi) {
+  off = int64_t(kw) * s.dw - s.pl;
+  lo = off >= 0 ? 0 : (-off + s.sw - 1) / s.sw;
+  hi = int64_t(s.W) - off <= 0 ? 0 : (int64_t(s.W) - off + s.sw - 1) / s.sw;
+  lo = std::min<int64_t>(lo, int64_t(s.OW));
+  hi = std::max(lo, std::min<int64_t>(hi, int64_t(s.OW)));
+}
+
+/// Column matrix [ICG*KH*KW][OH*OW] of group g of image n, padding as 0.
+template <typename E>
+void im2col(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
+            E *col) {
+  const uint64_t P = s.OH * s.OW;
+  if (s.KH == 1 && s.KW == 1 && s.sh == 1 && s.sw == 1 && s.pt == 0 && s.pl == 0 &&
+      s.OH == s.H && s.OW == s.W) { // pointwise: the columns are the input planes
+    for (uint64_t icg = 0; icg < s.ICG; ++icg)
+      loadPlane(m, a, n, g * s.ICG + icg, col + icg * P);
+    return;
+  }
+  E *plane = scratch<E>(kPlane, s.H * s.W);
+  for (uint64_t icg = 0; icg < s.ICG; ++icg) {
+    loadPlane(m, a, n, g * s.ICG + icg, plane);
+    for (uint64_t kh = 0; kh < s.KH; ++kh)
+      for (uint64_t kw = 0; kw < s.KW; ++kw) {
+        E *row = col + ((icg * s.KH + kh) * s.KW + kw) * P;
+        int64_t off, lo, hi;
+        validColumns(s, kw, off, lo, hi);
+        for (uint64_t oh = 0; oh < s.OH; ++oh) {
+          E *r = row + oh * s.OW;
+          int64_t ih = int64_t(oh) * s.sh + int64_t(kh) * s.dh - s.pt;
+          if (ih < 0 || ih >= int64_t(s.H)) {
+            std::fill(r, r + s.OW, E(0));
+            continue;
+          }
+          const E *x = plane + ih * int64_t(s.W) + off;
+          std::fill(r, r + lo, E(0));
+          if (s.sw == 1)
+            std::copy(x + lo, x + hi, r + lo);
+          else
+            for (int64_t ow = lo; ow < hi; ++ow)
+              r[ow] = x[ow * s.sw];
+          std::fill(r + hi, r + s.OW, E(0));
+        }
+      }
+  }
+}
+
+/// Convolutions with one input channel per group (depthwise): each output
+/// sums its window in (kh, kw) order, as a sliding multiply-add over rows.
+template <typename E, typename T>
+void convDirect(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
+                const E *filter, T *res) {
+  const uint64_t P = s.OH * s.OW;
+  T *plane = scratch<T>(kPlane, s.H * s.W);
+  loadPlane(m, a, n, g, plane);
+  for (uint64_t ocg = 0; ocg < s.OCG; ++ocg) {
+    T *r = res + ocg * P;
+    std::fill(r, r + P, T(0));
+    const E *f = filter + ocg * s.KH * s.KW;
+    for (uint64_t kh = 0; kh < s.KH; ++kh)
+      for (uint64_t kw = 0; kw < s.KW; ++kw) {
+        const T w = T(f[kh * s.KW + kw]);
+        int64_t off, lo, hi;
+        validColumns(s, kw, off, lo, hi);
+        for (uint64_t oh = 0; oh < s.OH; ++oh) {
+          int64_t ih = int64_t(oh) * s.sh + int64_t(kh) * s.dh - s.pt;
+          if (ih < 0 || ih >= int64_t(s.H))
+            continue;
+          const T *x = plane + ih * int64_t(s.W) + off;
+          T *o = r + oh * s.OW;
+          if (s.sw == 1)
+            for (int64_t ow = lo; ow < hi; ++ow)
+              o[ow] += w * x[ow];
+          else
+            for (int64_t ow = lo; ow < hi; ++ow)
+              o[ow] += w * x[ow * s.sw];
+        }
+      }
+  }
+}
+
+/// Result element type of the kernels: float for float operands, int64 for
+/// integer ones; E is the GEMM operand type (float unless INT32 operands).
+template <typename T, typename E>
+Status conv(const Instruction &inst, const MemView &m, uint8_t *out) {
+  using namespace conv_param;
+  const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1], &c = inst.src[2];
+  const int32_t *q = inst.iparam;
+  ConvShape s{a.shape[0], a.shape[1], a.shape[2], a.shape[3], d.shape[1], d.shape[2], d.shape[3],
+              uint64_t(q[Groups]), 0, 0, b.shape[2], b.shape[3],
+              q[StrideH], q[StrideW], q[DilH], q[DilW], q[PadTop], q[PadLeft]};
+  s.ICG = s.IC / s.G;
+  s.OCG = s.OC / s.G;
+  const bool relu = inst.flags & kFlagRelu, bias = inst.flags & kFlagBias,
+             acc = inst.flags & kFlagAccumulate;
+  const uint64_t K = s.ICG * s.KH * s.KW, P = s.OH * s.OW;
+  const size_t es = dtypeSize(d.dtype);
+  int64_t maxProd = 0;
+  const bool exact = std::is_same<T, int64_t>::value && std::is_same<E, float>::value &&
+                     exactInFloat(a.dtype, b.dtype, maxProd);
+
+  // Filter of each group as A[OCG][K], k = (icg, kh, kw).
+  E *A = scratch<E>(kFilter, s.OC * K);
+  for (uint64_t oc = 0; oc < s.OC; ++oc)
+    loadChannel(m, b, oc, A + oc * K);
+  E *col = s.ICG == 1 ? nullptr : scratch<E>(kCol, K * P);
+  T *res = scratch<T>(kResult, s.OCG * P), *old = scratch<T>(kOld, P);
+  for (uint64_t n = 0; n < s.N; ++n)
+    for (uint64_t g = 0; g < s.G; ++g) {
+      const E *Ag = A + g * s.OCG * K;
+      if (s.ICG == 1)
+        convDirect(m, a, s, n, g, Ag, res);
+      else {
+        im2col(m, a, s, n, g, col);
+        if constexpr (std::is_same<T, float>::value)
+          gemm(s.OCG, P, K, Ag, col, res);
+        else if constexpr (std::is_same<E, float>::value)
+          gemmExact(s.OCG, P, K, Ag, col, res, exact ? maxProd : 1);
+        else
+          gemm(s.OCG, P, K, Ag, col, res);
+      }
+      for (uint64_t ocg = 0; ocg < s.OCG; ++ocg) {
+        const uint64_t oc = g * s.OCG + ocg;
+        T *r = res + ocg * P;
+        if (bias) {
+          T bv = loadScalar<T>(m, c, 0, oc);
+          for (uint64_t i = 0; i < P; ++i)
+            r[i] += bv;
+        }
+        if (acc) {
+          loadPlane(m, d, n, oc, old);
+          for (uint64_t i = 0; i < P; ++i)
+            r[i] += old[i];
+        }
+        if (relu)
+          for (uint64_t i = 0; i < P; ++i)
+            r[i] = r[i] < T(0) ? T(0) : r[i];
+        storeRow(out + (n * s.OC + oc) * P * es, d.dtype, P, r);
+      }
+    }
+  return Status::OK();
+}
+
+// --- MatMul -------------------------------------------------------------------
+
+template <typename T, typename E>
+Status matmul(const Instruction &inst, const MemView &m, uint8_t *out) {
+  const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1], &c = inst.src[2];
+  const uint64_t B = d.shape[0], M = d.shape[1], K = a.shape[3], N = d.shape[3];
+  const bool relu = inst.flags & kFlagRelu, bias = inst.flags & kFlagBias,
+             acc = inst.flags & kFlagAccumulate;
+  const size_t es = dtypeSize(d.dtype);
+  int64_t maxProd = 1;
+  if constexpr (std::is_same<T, int64_t>::value && std::is_same<E, float>::value)
+    exactInFloat(a.dtype, b.dtype, maxProd);
+  E *L = scratch<E>(kCol, M * K), *R = scratch<E>(kFilter, K * N);
+  T *res = scratch<T>(kResult, M * N), *old = scratch<T>(kOld, N);
+  std::vector<T> bv(bias ? N : 0);
+  const int64_t as = a.stride[3] * int64_t(dtypeSize(a.dtype)),
+                bs = b.stride[3] * int64_t(dtypeSize(b.dtype));
+  if (bias)
+    loadRow(m.plane(c, 0, 0), c.stride[3] * int64_t(dtypeSize(c.dtype)), c.dtype, N, bv.data());
+  for (uint64_t bb = 0; bb < B; ++bb) {
+    if (bb == 0 || a.shape[0] != 1)
+      for (uint64_t i = 0; i < M; ++i)
+        loadRow(m.plane(a, a.shape[0] == 1 ? 0 : bb, i), as, a.dtype, K, L + i * K);
+    if (bb == 0 || b.shape[0] != 1)
+      for (uint64_t k = 0; k < K; ++k)
+        loadRow(m.plane(b, b.shape[0] == 1 ? 0 : bb, k), bs, b.dtype, N, R + k * N);
+    if constexpr (std::is_same<T, float>::value)
+      gemm(M, N, K, L, R, res);
+    else if constexpr (std::is_same<E, float>::value)
+      gemmExact(M, N, K, L, R, res, maxProd);
+    else
+      gemm(M, N, K, L, R, res);
+    for (uint64_t i = 0; i < M; ++i) {
+      T *r = res + i * N;
+      if (bias)
+        for (uint64_t j = 0; j < N; ++j)
+          r[j] += bv[j];
+      if (acc) {
+        loadRow(m.plane(d, bb, i), d.stride[3] * int64_t(es), d.dtype, N, old);
+        for (uint64_t j = 0; j < N; ++j)
+          r[j] += old[j];
+      }
+      if (relu)
+        for (uint64_t j = 0; j < N; ++j)
+          r[j] = r[j] < T(0) ? T(0) : r[j];
+      storeRow(out + (bb * M + i) * N * es, d.dtype, N, r);
+    }
+  }
+  return Status::OK();
+}
+
+/// Float operands run in float; integer ones exactly, in float slices
+/// unless an INT32 operand needs int64.
+Status dispatchConv(const Instruction &inst, const MemView &m, uint8_t *out) {
+  const DType a = inst.src[0].dtype, b = inst.src[1].dtype;
+  if (isFloat(a))
+    return conv<float, float>(inst, m, out);
+  if (a == DType::INT32 || b == DType::INT32)
+    return conv<int64_t, int64_t>(inst, m, out);
+  return conv<int64_t, float>(inst, m, out);
+}
+Status dispatchMatMul(const Instruction &inst, const MemView &m, uint8_t *out) {
+  const DType a = inst.src[0].dtype, b = inst.src[1].dtype;
+  if (isFloat(a))
+    return matmul<float, float>(inst, m, out);
+  if (a == DType::INT32 || b == DType::INT32)
+    return matmul<int64_t, int64_t>(inst, m, out);
+  return matmul<int64_t, float>(inst, m, out);
+}
+
+// --- Elementwise --------------------------------------------------------------
+
+template <typename T, typename F> inline void map2(T *x, const T *y, uint64_t n, F f) {
+  for (uint64_t i = 0; i < n; ++i)
+    x[i] = f(x[i], y[i]);
+}
+
+void binaryRow(BinaryOp op, float *x, const float *y, uint64_t n) {
+  switch (op) {
+  case BinaryOp::Add:
+    return map2(x, y, n, [](float a, float b) { return a + b; });
+  case BinaryOp::Sub:
+    return map2(x, y, n, [](float a, float b) { return a - b; });
+  case BinaryOp::Mul:
+    return map2(x, y, n, [](float a, float b) { return a * b; });
+  case BinaryOp::Div:
+    return map2(x, y, n, [](float a, float b) { return a / b; });
+  case BinaryOp::Max:
+    return map2(x, y, n, [](float a, float b) {
+      return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : std::max(a, b);
+    });
+  case BinaryOp::Min:
+    return map2(x, y, n, [](float a, float b) {
+      return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : std::min(a, b);
+    });
+  }
+}
+
+void binaryRow(BinaryOp op, int64_t *x, const int64_t *y, uint64_t n) {
+  switch (op) {
+  case BinaryOp::Add:
+    return map2(x, y, n, [](int64_t a, int64_t b) { return a + b; });
+  case BinaryOp::Sub:
+    return map2(x, y, n, [](int64_t a, int64_t b) { return a - b; });
+  case BinaryOp::Mul:
+    return map2(x, y, n, [](int64_t a, int64_t b) { return a * b; });
+  case BinaryOp::Max:
+    return map2(x, y, n, [](int64_t a, int64_t b) { return std::max(a, b); });
+  case BinaryOp::Min:
+    return map2(x, y, n, [](int64_t a, int64_t b) { return std::min(a, b); });
+  default:
+    std::fill(x, x + n, int64_t(0));
+  }
+}
+
+template <typename T>
+Status binary(const Instruction &inst, const MemView &m, uint8_t *out, T scalar) {
+  const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
+  const BinaryOp op = static_cast<BinaryOp>(inst.sub_op);
+  const bool isScalar = inst.flags & kFlagScalar, first = inst.flags & kFlagScalarFirst;
+  const bool relu = inst.flags & kFlagRelu;
+  const size_t es = dtypeSize(d.dtype);
+  std::vector<T> x, y;
+  auto finish = [&](T *v, uint64_t len, uint64_t idx) {
+    if (relu)
+      for (uint64_t i = 0; i < len; ++i)
+        v[i] = v[i] < T(0) ? T(0) : v[i];
+    storeRow(out + idx * es, d.dtype, len, v);
+  };
+  if (isScalar) {
+    const Operand *ops[1] = {&a};
+    forRows(m, d.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
+                                 const int64_t *s, uint64_t len, uint64_t idx) {
+      x.resize(len);
+      y.assign(len, scalar);
+      loadRow(p[0], s[0], a.dtype, len, x.data());
+      if (first) {
+        binaryRow(op, y.data(), x.data(), len);
+        finish(y.data(), len, idx);
+      } else {
+        binaryRow(op, x.data(), y.data(), len);
+        finish(x.data(), len, idx);
+      }
+    });
+    return Status::OK();
+  }
+  const Operand *ops[2] = {&a, &b};
+  forRows(m, d.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
+                               const int64_t *s, uint64_t len, uint64_t idx) {
+    x.resize(len);
+    y.resize(len);
+    loadRow(p[0], s[0], a.dtype, len, x.data());
+    loadRow(p[1], s[1], b.dtype, len, y.data());
+    binaryRow(op, x.data(), y.data(), len);
+    finish(x.data(), len, idx);
+  });
+  return Status::OK();
+}
+
+template <ActOp OP> inline float act(float x, float alpha, float beta) {
+  switch (OP) {
+  case ActOp::Relu:
+    return x > 0.f ? x : (std::isnan(x) ? x : 0.f);
+  case ActOp::LeakyRelu:
+    return x >= 0.f ? x : alpha * x;
+  case ActOp::Sigmoid:
+    return 1.f / (1.f + std::exp(-x));
+  case ActOp::Tanh:
+    return std::tanh(x);
+  case ActOp::Gelu:
+    return 0.5f * x * (1.f + std::erf(x * 0.70710678118654752f));
+  case ActOp::Silu:
+    return x / (1.f + std::exp(-x));
+  case ActOp::Exp:
+    return std::exp(x);
+  case ActOp::Log:
+    return std::log(x);
+  case ActOp::Sqrt:
+    return std::sqrt(x);
+  case ActOp::Rsqrt:
+    return 1.f / std::sqrt(x);
+  case ActOp::Erf:
+    return std::erf(x);
+  case ActOp::Abs:
+    return std::fabs(x);
+  case ActOp::Neg:
+    return -x;
+  case ActOp::Reciprocal:
+    return 1.f / x;
+  case ActOp::Square:
+    return x * x;
+  case ActOp::Clip:
+    return std::min(std::max(x, alpha), beta);
+  case ActOp::HardSigmoid:
+    return std::min(std::max(alpha * x + beta, 0.f), 1.f);
+  case ActOp::Softplus:
+    return x > 20.f ? x : std::log1p(std::exp(x));
+  case ActOp::GeluTanh: {
+    const float k = 0.7978845608028654f; // sqrt(2/pi)
+    return 0.5f * x * (1.f + std::tanh(k * (x + 0.044715f * x * x * x)));
+  }
+  }
+  return x;
+}
+
+using ActRow = void (*)(float *, uint64_t, float, float);
+template <ActOp OP> void actRow(float *x, uint64_t n, float alpha, float beta) {
+  for (uint64_t i = 0; i < n; ++i)
+    x[i] = act<OP>(x[i], alpha, beta);
+}
+template <size_t... I> constexpr auto actTable(std::index_sequence<I...>) {
+  return std::array<ActRow, sizeof...(I)>{&actRow<static_cast<ActOp>(I)>...};
+}
+constexpr auto kActRows = actTable(std::make_index_sequence<kNumActOps>());
+
+Status active(const Instruction &inst, const MemView &m, uint8_t *out) {
+  const Operand &d = inst.dst, &a = inst.src[0];
+  const ActRow fn = kActRows[inst.sub_op];
+  const size_t es = dtypeSize(d.dtype);
+  std::vector<float> x;
+  const Operand *ops[1] = {&a};
+  forRows(m, d.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
+                               const int64_t *s, uint64_t len, uint64_t idx) {
+    x.resize(len);
+    loadRow(p[0], s[0], a.dtype, len, x.data());
+    fn(x.data(), len, inst.fparam[0], inst.fparam[1]);
+    storeRow(out + idx * es, d.dtype, len, x.data());
+  });
+  return Status::OK();
+}
+
+/// len elements of es bytes from src (step srcStep) to dst (step dstStep).
+void copyElems(uint8_t *dst, int64_t dstStep, const uint8_t *src, int64_t srcStep, uint64_t len,
+               int64_t es) {
+  if (dstStep == es && srcStep == es) {
+    std::memcpy(dst, src, len * es);
+    return;
+  }
+  switch (es) {
+  case 1:
+    for (uint64_t i = 0; i < len; ++i)
+      dst[int64_t(i) * dstStep] = src[int64_t(i) * srcStep];
+    return;
+  case 2:
+    for (uint64_t i = 0; i < len; ++i)
+      wr<uint16_t>(dst + int64_t(i) * dstStep, rd<uint16_t>(src + int64_t(i) * srcStep));
+    return;
+  default:
+    for (uint64_t i = 0; i < len; ++i)
+      wr<uint32_t>(dst + int64_t(i) * dstStep, rd<uint32_t>(src + int64_t(i) * srcStep));
+  }
+}
+
+/// DmaMove (src may broadcast) and Cast: float sources round with `rm`.
+Status convert(const Instruction &inst, const MemView &m, uint8_t *out, RoundMode rm) {
+  const Operand &d = inst.dst, &a = inst.src[0];
+  const size_t es = dtypeSize(d.dtype);
+  const Operand *ops[1] = {&a};
+  if (a.dtype == d.dtype) { // bit-exact copy
+    forRows(m, d.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
+                                 const int64_t *s, uint64_t len, uint64_t idx) {
+      copyElems(out + idx * es, int64_t(es), p[0], s[0], len, int64_t(es));
+    });
+    return Status::OK();
+  }
+  std::vector<float> xf;
+  std::vector<int64_t> xi;
+  const bool fl = isFloat(a.dtype);
+  forRows(m, d.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
+                               const int64_t *s, uint64_t len, uint64_t idx) {
+    if (fl) {
+      xf.resize(len);
+      loadRow(p[0], s[0], a.dtype, len, xf.data());
+      storeRowF(out + idx * es, d.dtype, len, xf.data(), rm);
+    } else {
+      xi.resize(len);
+      loadRow(p[0], s[0], a.dtype, len, xi.data());
+      storeRowI(out + idx * es, d.dtype, len, xi.data());
+    }
+  });
+  return Status::OK();
+}
+
+Status fill(const Instruction &inst, uint8_t *out) {
+  const Operand &d = inst.dst;
+  const size_t es = dtypeSize(d.dtype);
+  const uint64_t total = d.numElements();
+  if (total == 0)
+    return Status::OK();
+  if (isFloat(d.dtype)) {
+    float v = inst.fparam[0];
+    storeRowF(out, d.dtype, 1, &v, RoundMode::HalfToEven);
+  } else {
+    int64_t v = inst.iparam[0];
+    storeRowI(out, d.dtype, 1, &v);
+  }
+  for (uint64_t i = 1; i < total; ++i)
+    std::memcpy(out + i * es, out, es);
+  return Status::OK();
+}
+
+Status lut(const Instruction &inst, const MemView &m, uint8_t *out) {
+  const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
+  const size_t es = dtypeSize(d.dtype);
+  std::vector<uint8_t> table(b.numElements() * es);
+  {
+    const Operand *ops[1] = {&b};
+    forRows(m, b.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
+                                 const int64_t *s, uint64_t len, uint64_t idx) {
+      for (uint64_t i = 0; i < len; ++i)
+        std::memcpy(&table[(idx + i) * es], p[0] + int64_t(i) * s[0], es);
+    });
+  }
+  // An int8 index addresses the table by its two's-complement byte.
+  const Operand *ops[1] = {&a};
+  forRows(m, d.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
+                               const int64_t *s, uint64_t len, uint64_t idx) {
+    for (uint64_t i = 0; i < len; ++i)
+      std::memcpy(out + (idx + i) * es, &table[size_t(p[0][int64_t(i) * s[0]]) * es], es);
+  });
+  return Status::OK();
+}
+
+Status requant(const Instruction &inst, const MemView &m, uint8_t *out) {
+  using namespace requant_param;
+  const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
+  const int32_t *q = inst.iparam;
+  const RoundMode rm = static_cast<RoundMode>(q[Round]);
+  const bool perChannel = inst.flags & kFlagPerChannel;
+  std::vector<int64_t> pc;
+  if (perChannel) {
+    pc = loadDense<int64_t>(m, b);
+    for (uint64_t ch = 0; ch < d.shape[1]; ++ch)
+      if (pc[ch * 2 + 1] < -31 || pc[ch * 2 + 1] > 62)
+        return Status::error("src1: per-channel shift " + std::to_string(pc[ch * 2 + 1]) +
+                             " of channel " + std::to_string(ch) + " is outside [-31, 62]");
+  }
+  const size_t es = dtypeSize(d.dtype);
+  std::vector<int64_t> x;
+  const Operand *ops[1] = {&a};
+  forRows(m, d.shape, ops, [&](uint64_t, uint64_t ch, uint64_t, const uint8_t *const *p,
+                               const int64_t *s, uint64_t len, uint64_t idx) {
+    int32_t mult = q[Multiplier], sh = q[Shift];
+    if (perChannel) {
+      mult = int32_t(pc[ch * 2]);
+      sh = int32_t(pc[ch * 2 + 1]);
+    }
+    x.resize(len);
+    loadRow(p[0], s[0], a.dtype, len, x.data());
+    for (uint64_t i = 0; i < len; ++i)
+      x[i] = requantize(int32_t(x[i]), mult, sh, q[ZeroPoint], rm, d.dtype);
+    storeRowI(out + idx * es, d.dtype, len, x.data());
+  });
+  return Status::OK();
+}
+
+// --- Pool and Reduce ----------------------------------------------------------
+
+/// Window cells [lo, hi) of output position o inside an input of size n
+/// (kernel k, stride s, leading pad p), and `frame` cells inside the padded
+/// frame (trailing pad pe) that count_include_pad counts.
+struct Window {
+  int64_t lo, hi, frame;
+};
+inline Window window(int64_t o, int64_t k, int64_t s, int64_t p, int64_t pe, int64_t n) {
+  int64_t i0 = o * s - p;
+  Window w;
+  w.lo = std::min(k, std::max<int64_t>(0, -i0));
+  w.hi = std::max(w.lo, std::min(k, n - i0));
+  w.frame = std::max<int64_t>(0, std::min(k, n + pe - i0));
+  return w;
+}
+
+template <typename T>
+Status pool(const Instruction &inst, const MemView &m, uint8_t *out) {
+  using namespace pool_param;
+  const Operand &d = inst.dst, &a = inst.src[0];
+  const int32_t *q = inst.iparam;
+  const bool avg = inst.sub_op == uint8_t(PoolMode::Avg);
+  const bool countPad = inst.flags & kFlagCountPad;
+  const uint64_t N = a.shape[0], C = a.shape[1], H = a.shape[2], W = a.shape[3];
+  const uint64_t OH = d.shape[2], OW = d.shape[3];
+  const size_t es = dtypeSize(d.dtype);
+  std::vector<T> x(H * W), o(OH * OW);
+  std::vector<Window> cols(OW);
+  for (uint64_t ow = 0; ow < OW; ++ow)
+    cols[ow] = window(int64_t(ow), q[KW], q[StrideW], q[PadLeft], q[PadRight], int64_t(W));
+  const T init = avg ? T(0)
+                     : (std::is_same<T, float>::value ? T(-std::numeric_limits<float>::infinity())
+                                                      : T(INT64_MIN));
+  for (uint64_t n = 0; n < N; ++n)
+    for (uint64_t ch = 0; ch < C; ++ch) {
+      loadPlane(m, a, n, ch, x.data());
+      for (uint64_t oh = 0; oh < OH; ++oh) {
+        Window r = window(int64_t(oh), q[KH], q[StrideH], q[PadTop], q[PadBottom], int64_t(H));
+        const int64_t ih0 = int64_t(oh) * q[StrideH] - q[PadTop];
+        for (uint64_t ow = 0; ow < OW; ++ow) {
+          const Window &c = cols[ow];
+          const int64_t iw0 = int64_t(ow) * q[StrideW] - q[PadLeft];
+          T s = init;
+          for (int64_t kh = r.lo; kh < r.hi; ++kh) {
+            const T *row = x.data() + (ih0 + kh) * int64_t(W) + iw0;
+            if (avg)
+              for (int64_t kw = c.lo; kw < c.hi; ++kw)
+                s = s + row[kw];
+            else
+              for (int64_t kw = c.lo; kw < c.hi; ++kw)
+                s = std::max(s, row[kw]);
+          }
+          if (avg) {
+            int64_t count = countPad ? r.frame * c.frame : (r.hi - r.lo) * (c.hi - c.lo);
+            if constexpr (std::is_same<T, float>::value)
+              s = s / float(std::max<int64_t>(count, 1));
+            else
+              s = divRound(s, std::max<int64_t>(count, 1), static_cast<RoundMode>(q[Round]));
+          }
+          o[oh * OW + ow] = s;
+        }
+      }
+      storeRow(out + (n * C + ch) * OH * OW * es, d.dtype, OH * OW, o.data());
+    }
+  return Status::OK();
+}
+
+template <typename T>
+Status reduce(const Instruction &inst, const MemView &m, uint8_t *out) {
+  const Operand &d = inst.dst, &a = inst.src[0];
+  const ReduceMode mode = static_cast<ReduceMode>(inst.sub_op);
+  const int axis = inst.iparam[0];
+  const RoundMode rm = static_cast<RoundMode>(inst.iparam[1]);
+  const uint64_t L = a.shape[axis];
+  uint64_t inner = 1;
+  for (int k = axis + 1; k < 4; ++k)
+    inner *= a.shape[k];
+  const uint64_t outer = d.numElements() / inner;
+  const std::vector<T> x = loadDense<T>(m, a);
+  std::vector<T> r(outer * inner);
+  for (uint64_t o = 0; o < outer; ++o) {
+    const T *base = x.data() + o * L * inner;
+    T *acc = r.data() + o * inner;
+    std::copy(base, base + inner, acc);
+    for (uint64_t k = 1; k < L; ++k) {
+      const T *v = base + k * inner;
+      if (mode == ReduceMode::Max)
+        for (uint64_t i = 0; i < inner; ++i)
+          acc[i] = std::max(acc[i], v[i]);
+      else if (mode == ReduceMode::Min)
+        for (uint64_t i = 0; i < inner; ++i)
+          acc[i] = std::min(acc[i], v[i]);
+      else
+        for (uint64_t i = 0; i < inner; ++i)
+          acc[i] += v[i];
+    }
+    if (mode == ReduceMode::Mean)
+      for (uint64_t i = 0; i < inner; ++i) {
+        if constexpr (std::is_same<T, float>::value)
+          acc[i] /= float(L);
+        else
+          acc[i] = divRound(acc[i], int64_t(L), rm);
+      }
+  }
+  storeRow(out, d.dtype, r.size(), r.data());
+  return Status::OK();
+}
+
+Status gather(const Instruction &inst, const MemView &m, uint8_t *out) {
+  const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
+  const int axis = inst.iparam[gather_param::Axis];
+  const int64_t dim = a.shape[axis];
+  // Resolve every index before moving anything: a bad one stops the
+  // instruction with nothing written.
+  std::vector<double> vals(b.numElements());
+  if (b.dtype == DType::F32) {
+    std::vector<float> f = loadDense<float>(m, b);
+    std::copy(f.begin(), f.end(), vals.begin());
+  } else {
+    std::vector<int64_t> v = loadDense<int64_t>(m, b);
+    std::copy(v.begin(), v.end(), vals.begin());
+  }
+  std::vector<uint64_t> rows(vals.size());
+  for (size_t i = 0; i < vals.size(); ++i) {
+    double v = vals[i];
+    bool integral = std::isfinite(v) && std::trunc(v) == v;
+    if (!integral || v < -double(dim) || v >= double(dim)) {
+      char text[48];
+      if (integral && std::fabs(v) < 9.0e15)
+        std::snprintf(text, sizeof(text), "%lld", (long long)v);
+      else
+        std::snprintf(text, sizeof(text), "%.9g", v);
+      return Status::error(
+          std::string("src1: index ") + text + " at position " + std::to_string(i) +
+          (integral ? " is outside [" + std::to_string(-dim) + ", " + std::to_string(dim) +
+                          ") for axis " + std::to_string(axis)
+                    : std::string(" is not an integer")));
+    }
+    rows[i] = uint64_t(v < 0 ? int64_t(v) + dim : int64_t(v));
+  }
+  size_t es = dtypeSize(d.dtype);
+  uint64_t i = 0, co[4];
+  for (co[0] = 0; co[0] < d.shape[0]; ++co[0])
+    for (co[1] = 0; co[1] < d.shape[1]; ++co[1])
+      for (co[2] = 0; co[2] < d.shape[2]; ++co[2])
+        for (co[3] = 0; co[3] < d.shape[3]; ++co[3], ++i) {
+          uint64_t s[4] = {co[0], co[1], co[2], co[3]};
+          s[axis] = rows[co[axis]];
+          std::memcpy(out + i * es, m.at(a, s[0], s[1], s[2], s[3]), es);
+        }
+  return Status::OK();
+}
+
+} // namespace
+
+Status executeInstruction(const Instruction &inst, const MemView &m, std::vector<uint8_t> &buf) {
+  const Operand &d = inst.dst;
+  buf.resize(d.numElements() * dtypeSize(d.dtype));
+  uint8_t *out = buf.data();
+  const bool fl = isFloat(inst.src[0].valid() ? inst.src[0].dtype : d.dtype);
+  switch (inst.op) {
+  case Opcode::DmaMove:
+    return convert(inst, m, out, static_cast<RoundMode>(inst.iparam[0]));
+  case Opcode::DmaGather:
+    return gather(inst, m, out);
+  case Opcode::DmaFill:
+    return fill(inst, out);
+  case Opcode::Conv:
+    return dispatchConv(inst, m, out);
+  case Opcode::MatMul:
+    return dispatchMatMul(inst, m, out);
+  case Opcode::Binary:
+    if (isFloat(d.dtype))
+      return binary<float>(inst, m, out, inst.fparam[0]);
+    return binary<int64_t>(inst, m, out, inst.iparam[0]);
+  case Opcode::Pool:
+    return fl ? pool<float>(inst, m, out) : pool<int64_t>(inst, m, out);
+  case Opcode::Reduce:
+    return fl ? reduce<float>(inst, m, out) : reduce<int64_t>(inst, m, out);
+  case Opcode::Active:
+    return active(inst, m, out);
+  case Opcode::Lut:
+    return lut(inst, m, out);
+  case Opcode::Cast:
+    return convert(inst, m, out, static_cast<RoundMode>(inst.iparam[0]));
+  case Opcode::Requant:
+    return requant(inst, m, out);
+  }
+  return Status::error("unknown opcode");
+}
+
+bool movesDirectly(const Instruction &inst) {
+  const Operand &d = inst.dst, &a = inst.src[0];
+  return inst.op == Opcode::DmaMove && a.space == Space::DDR && d.space == Space::LMEM &&
+         a.dtype == d.dtype;
+}
+
+void moveDirect(const MemView &m, const Instruction &inst) {
+  const Operand &d = inst.dst, &a = inst.src[0];
+  const int64_t es = int64_t(dtypeSize(d.dtype));
+  const uint64_t N = d.shape[0], C = d.shape[1], H = d.shape[2], W = d.shape[3];
+  auto strides = [&](const Operand &o, int64_t st[4]) {
+    for (int k = 0; k < 4; ++k)
+      st[k] = o.shape[k] == 1 ? 0 : o.stride[k] * es;
+  };
+  int64_t sa[4], sd[4];
+  strides(a, sa);
+  strides(d, sd);
+  const bool flat = H == 1 || (sa[2] == int64_t(W) * sa[3] && sd[2] == int64_t(W) * sd[3]);
+  const uint64_t rows = flat ? 1 : H, len = flat ? H * W : W;
+  for (uint64_t c = 0; c < C; ++c) {
+    uint8_t *dst = m.plane(d, 0, c);
+    const uint8_t *src = m.plane(a, 0, a.shape[1] == 1 ? 0 : c);
+    if (H * W == 1) { // one element per plane (biases, 1x1 filters): along n
+      copyElems(dst, sd[0], src, sa[0], N, es);
+      continue;
+    }
+    for (uint64_t n = 0; n < N; ++n)
+      for (uint64_t h = 0; h < rows; ++h)
+        copyElems(dst + int64_t(n) * sd[0] + int64_t(h) * sd[2], sd[3],
+                  src + int64_t(n) * sa[0] + int64_t(h) * sa[2], sa[3], len, es);
+  }
+}
+
+void storeDense(const MemView &m, const Operand &dst, const uint8_t *data) {
+  const int64_t es = int64_t(dtypeSize(dst.dtype));
+  const uint64_t N = dst.shape[0], C = dst.shape[1], H = dst.shape[2], W = dst.shape[3];
+  const uint64_t HW = H * W;
+  const int64_t sh = dst.stride[2] * es, sw = dst.stride[3] * es, sn = dst.stride[0] * es;
+  const bool flat = H == 1 || sh == int64_t(W) * sw;
+  const uint64_t rows = flat ? 1 : H, len = flat ? HW : W;
+  std::vector<uint8_t *> planes(C);
+  for (uint64_t c = 0; c < C; ++c)
+    planes[c] = m.plane(dst, 0, c);
+  // Blocks of images, channels inside: filters ([IC, OC, KH, KW], the
+  // channel in the middle) are read from a few rows at a time while each
+  // channel's destination block is written contiguously.
+  constexpr uint64_t kImages = 16;
+  for (uint64_t n0 = 0; n0 < N; n0 += kImages) {
+    const uint64_t n1 = std::min(N, n0 + kImages);
+    for (uint64_t c = 0; c < C; ++c) {
+      if (HW == 1) {
+        copyElems(planes[c] + int64_t(n0) * sn, sn, data + (n0 * C + c) * es, int64_t(C) * es,
+                  n1 - n0, es);
+        continue;
+      }
+      for (uint64_t n = n0; n < n1; ++n) {
+        const uint8_t *in = data + (n * C + c) * HW * es;
+        uint8_t *base = planes[c] + int64_t(n) * sn;
+        for (uint64_t h = 0; h < rows; ++h)
+          copyElems(base + int64_t(h) * sh, sw, in + h * len * es, es, len, es);
+      }
+    }
+  }
+}
+
+} // namespace chip
+} // namespace tpuc
