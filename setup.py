@@ -65,7 +65,8 @@ class CMakeBuild(build_ext):
             place_artifacts(dest, link=False)
 
 
-TOOLS = ["model_transform", "model_deploy", "model_runner", "npz_tool", "run_calibration"]
+TOOLS = ["model_transform", "model_deploy", "model_runner", "npz_tool", "run_calibration",
+         "search_qtable"]
 
 setup(
     name="tpuc",
@@ -74,7 +75,7 @@ setup(
     python_requires=">=3.10",
     packages=["tpuc"] + ["tpuc." + p for p in
                          ("frontend", "frontend.fx", "dynamo", "tools", "testing",
-                          "calibration")],
+                          "calibration", "quant")],
     package_dir={"tpuc": "python"},
     # The extension is a placeholder that makes setuptools run CMakeBuild.
     ext_modules=[Extension("tpuc._cmake_build", sources=[])],
