@@ -52,6 +52,9 @@ class FanOut:
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+        if self._ray is not None and self.ray_address == "local":
+            self._ray.shutdown()  # the instance this call started
+        self._ray = None
 
     def __enter__(self) -> "FanOut":
         return self
