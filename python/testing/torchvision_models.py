@@ -30,3 +30,24 @@ def models():
     sys.modules["torchvision"] = pkg
     import torchvision.models as tv_models
     return tv_models
+
+
+def randomize(model, seed: int = 0):
+    """Random weights everywhere (torchvision zero-initializes some heads and
+    biases, which would make outputs trivially equal), BN statistics
+    included; eval mode."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, t in list(model.named_parameters()) + list(model.named_buffers()):
+            if not t.is_floating_point():
+                continue
+            if name.endswith("running_var"):
+                t.copy_(torch.rand(t.shape, generator=g) + 0.5)
+            elif t.dim() >= 2:
+                fan_in = t[0].numel()
+                t.copy_(torch.randn(t.shape, generator=g) / fan_in ** 0.5)
+            else:
+                t.copy_(torch.randn(t.shape, generator=g) * 0.2 + (1.0 if "weight" in name else 0))
+    return model.eval()
