@@ -11,7 +11,7 @@
    Tpu interpreter on the samples); then chosen layers whose removal keeps
    the target are dropped (:func:`_prune`), so none is there without need.
 4. **Confirm**: the table's cycles on the chip (cmodel), against all-INT8,
-   and each chosen layer's own cycle cost.
+   and the cycle cost of each chosen layer alone (the first CYCLE_LIMIT).
 
 The end-to-end cosine of a table is the mean over samples of the lowest
 output cosine against the float model. Probes and per-layer work fan out
@@ -154,6 +154,7 @@ def _shortest_prefix(probe: _Probe, order: list[str], fp: str, target: float,
 
 
 PRUNE_LIMIT = 12  # single-removal probes a prune may spend
+CYCLE_LIMIT = 16  # chosen layers (largest loss first) whose own cycles are measured
 
 
 def _prune(probe: _Probe, chosen: list[str], fp: str, target: float) -> list[str]:
@@ -248,7 +249,7 @@ def search_qtable(mlir: str | Path, dataset: str | Path, calibration_table: str 
         if cycles:
             t0 = time.perf_counter()
             # All-INT8, the table, and each chosen layer alone.
-            tables = [{}, modes] + [{n: fp} for n in chosen]
+            tables = [{}, modes] + [{n: fp} for n in chosen[:CYCLE_LIMIT]]
             counts = fan.map(measure_cycles, [(setup, t) for t in tables])
             result.int8_cycles, result.mixed_cycles = counts[0], counts[1]
             by_name = {l.name: l for l in layers}

@@ -5,6 +5,8 @@ model_deploy. The end-to-end cosines here are recomputed independently of
 the search (Top interpreter against the lowered Tpu module)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -159,3 +161,32 @@ def test_workers_and_ray_choose_the_same_table(tmp_path):
     pytest.importorskip("ray")
     assert run_search(mlir, data, table, ray, "--no_cycles", "--ray", "local") == 0
     assert read_qtable(one) == read_qtable(two) == read_qtable(ray)
+
+
+class FakeProbe:
+    """End-to-end cosine that reaches the target once `needed` are float."""
+
+    def __init__(self, needed):
+        self.needed, self.calls = set(needed), 0
+
+    def __call__(self, tables):
+        self.calls += len(tables)
+        return [0.995 if self.needed <= set(t) else 0.98 for t in tables]
+
+
+@pytest.mark.parametrize("width", [1, 2, 3])
+@pytest.mark.parametrize("k", [1, 2, 5, 17, 40])
+def test_prefix_search_finds_the_shortest_prefix(width, k):
+    from tpuc.quant.search import _shortest_prefix
+    order = [f"l{i}" for i in range(40)]
+    probe = FakeProbe(order[:k])
+    assert _shortest_prefix(probe, order, "F16", TARGET, width) == (k, 0.995)
+    assert probe.calls <= width * (2 * math.ceil(math.log2(40)) + 1)
+
+
+def test_prefix_search_unreachable_and_prune():
+    from tpuc.quant.search import _prune, _shortest_prefix
+    order = [f"l{i}" for i in range(10)]
+    assert _shortest_prefix(FakeProbe(["missing"]), order, "F16", TARGET, 2) == (None, 0.98)
+    # l1 and l3 are not needed: the prune drops both.
+    assert _prune(FakeProbe(["l0", "l2"]), order[:4], "F16", TARGET) == ["l0", "l2"]
