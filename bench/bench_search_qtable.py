@@ -1,11 +1,14 @@
 """Quantize-table search on torchvision's MobileNetV2: wall time, float
 layers chosen, final cosine, and the speedup of 2 worker processes.
 
-    python bench/bench_search_qtable.py                      # 224x224, target 0.99
-    python bench/bench_search_qtable.py --expected_cos 0.995 --size 160
+    python bench/bench_search_qtable.py                      # 224x224, target 0.998
+    python bench/bench_search_qtable.py --expected_cos 0.999 --size 160
 
 The model is torchvision's definition with random weights and randomised
-BN statistics (``tpuc.testing.torchvision_models.randomize``), calibrated (KL) on 8 random samples; the search runs on 4.
+BN statistics (``tpuc.testing.torchvision_models.randomize``, variances
+log-uniform over ``--var_decades``), calibrated (KL) on 8 random samples;
+the search runs on 4. Random weights quantize better than trained ones
+(plain INT8 reaches about 0.997 here), hence a target above 0.99.
 Both searches start from empty float-reference caches (the histogram cache
 of the calibration is shared), so each pays for its references; the ratio
 is of two runs in this process, one after the other.
@@ -27,8 +30,10 @@ from tpuc.testing import torchvision_models
 from tpuc.transform import transform
 
 
-def prepare(out: Path, size: int, samples: int) -> tuple[Path, Path, Path]:
-    model = torchvision_models.randomize(torchvision_models.models().mobilenet_v2(weights=None))
+def prepare(out: Path, size: int, samples: int,
+            var_decades: float) -> tuple[Path, Path, Path]:
+    model = torchvision_models.randomize(torchvision_models.models().mobilenet_v2(weights=None),
+                                         var_decades=var_decades)
     shape = (1, 3, size, size)
     onnx_path = out / "mobilenet_v2.onnx"
     with warnings.catch_warnings(), torch.no_grad():
@@ -49,7 +54,9 @@ def prepare(out: Path, size: int, samples: int) -> tuple[Path, Path, Path]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", type=int, default=224)
-    p.add_argument("--expected_cos", type=float, default=0.99)
+    p.add_argument("--expected_cos", type=float, default=0.998)
+    p.add_argument("--var_decades", type=float, default=2.0,
+                   help="BN variances log-uniform over this many decades")
     p.add_argument("--calibration_samples", type=int, default=8)
     p.add_argument("--input_num", type=int, default=4, help="samples the search runs")
     p.add_argument("--chip", default="tpu_edge")
@@ -58,7 +65,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         t0 = time.perf_counter()
-        mlir, data, table = prepare(tmp, args.size, args.calibration_samples)
+        mlir, data, table = prepare(tmp, args.size, args.calibration_samples,
+                                   args.var_decades)
         print(f"MobileNetV2 {args.size}x{args.size}: exported, transformed and calibrated "
               f"on {args.calibration_samples} samples in {time.perf_counter() - t0:.1f} s")
         runs = {}
