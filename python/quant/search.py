@@ -9,7 +9,7 @@
    reaches the target end to end is found by a (workers+1)-ary search over
    the prefix length (each probe: lower with that quantize table, run the
    Tpu interpreter on the samples); then chosen layers whose removal keeps
-   the target are dropped (:func:`_prune`), so none is there without need.
+   the target are dropped, block by block (:func:`_prune`).
 4. **Confirm**: the table's cycles on the chip (cmodel), against all-INT8,
    and the cycle cost of each chosen layer alone (the first CYCLE_LIMIT).
 
@@ -153,25 +153,36 @@ def _shortest_prefix(probe: _Probe, order: list[str], fp: str, target: float,
     return hi, best
 
 
-PRUNE_LIMIT = 12  # single-removal probes a prune may spend
+PRUNE_LIMIT = 12  # removal probes a prune round may spend
+PRUNE_ROUNDS = 4
 CYCLE_LIMIT = 16  # chosen layers (largest loss first) whose own cycles are measured
 
 
 def _prune(probe: _Probe, chosen: list[str], fp: str, target: float) -> list[str]:
-    """Drops layers whose removal keeps the target: every single removal at
-    once, then the passing ones together, else only the best of them.
-    Bounded: tables longer than PRUNE_LIMIT stay the shortest prefix."""
-    if not 1 < len(chosen) <= PRUNE_LIMIT:
-        return chosen
-    without = [[c for c in chosen if c != r] for r in chosen]
-    cos = probe([{n: fp for n in w} for w in without])
-    passing = sorted(((c, i) for i, c in enumerate(cos) if c >= target), reverse=True)
-    if not passing:
-        return chosen
-    rest = [c for i, c in enumerate(chosen) if i not in {i for _, i in passing}]
-    if len(passing) > 1 and rest and probe([{n: fp for n in rest}])[0] >= target:
-        return rest
-    return without[passing[0][1]]
+    """Drops layers whose removal keeps the target. Each round splits the
+    table into at most PRUNE_LIMIT blocks of consecutive layers, tries every
+    block's removal at once, then drops the passing blocks together (else
+    only the best one); rounds go on, with smaller blocks, while they drop
+    something. With single-layer blocks this leaves no removable layer."""
+    for _ in range(PRUNE_ROUNDS):
+        if len(chosen) < 2:
+            break
+        size = math.ceil(len(chosen) / PRUNE_LIMIT)
+        blocks = [chosen[i:i + size] for i in range(0, len(chosen), size)]
+        without = [[c for c in chosen if c not in b] for b in blocks]
+        cos = probe([{n: fp for n in w} for w in without])
+        passing = sorted(((c, i) for i, c in enumerate(cos) if c >= target), reverse=True)
+        if not passing:
+            break
+        drop = {n for _, i in passing for n in blocks[i]}
+        rest = [c for c in chosen if c not in drop]
+        if len(passing) > 1 and rest and probe([{n: fp for n in rest}])[0] >= target:
+            chosen = rest
+        else:
+            chosen = without[passing[0][1]]
+        if size == 1 and len(passing) == 1:
+            break  # the one removable layer is gone
+    return chosen
 
 
 def search_qtable(mlir: str | Path, dataset: str | Path, calibration_table: str | Path,

@@ -190,3 +190,11 @@ def test_prefix_search_unreachable_and_prune():
     assert _shortest_prefix(FakeProbe(["missing"]), order, "F16", TARGET, 2) == (None, 0.98)
     # l1 and l3 are not needed: the prune drops both.
     assert _prune(FakeProbe(["l0", "l2"]), order[:4], "F16", TARGET) == ["l0", "l2"]
+
+
+def test_prune_in_blocks_keeps_only_needed_layers():
+    from tpuc.quant.search import PRUNE_LIMIT, _prune
+    order = [f"l{i}" for i in range(30)]
+    probe = FakeProbe(["l0", "l5", "l29"])
+    assert _prune(probe, order, "F16", TARGET) == ["l0", "l5", "l29"]
+    assert probe.calls <= 2 * (PRUNE_LIMIT + 1)
