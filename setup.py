@@ -94,7 +94,7 @@ class BuildPyWithChips(build_py):
 
 
 TOOLS = ["model_transform", "model_deploy", "model_runner", "model_tool", "npz_tool",
-         "run_calibration"]
+         "run_calibration", "search_qtable"]
 
 setup(
     name="tpuc",

@@ -289,6 +289,11 @@ def _metrics(a: np.ndarray, r: np.ndarray) -> tuple[float, float, float, float]:
     return cosine, euclid, sqnr, max_abs
 
 
+def cosine(a: np.ndarray, r: np.ndarray) -> float:
+    """Cosine similarity of two tensors (1.0 when both are all zeros)."""
+    return _metrics(np.asarray(a, np.float64).ravel(), np.asarray(r, np.float64).ravel())[0]
+
+
 def compare_arrays(
     name: str, target: np.ndarray, reference: np.ndarray, tolerance: Tolerance = Tolerance()
 ) -> TensorComparison:

@@ -73,12 +73,20 @@ def save_weights(module: ir.Module, path: str | Path) -> None:
 
 
 def interpret(module: ir.Module, inputs: dict[str, np.ndarray],
-              all_tensors: bool = False) -> dict[str, np.ndarray]:
-    """Runs the module's entry function (Top or Tpu) on `inputs`."""
+              all_tensors: bool = False,
+              references: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Runs the module's entry function (Top or Tpu) on `inputs`.
+
+    With `references` (float tensors by name, e.g. the Top interpreter's)
+    every op whose result is named there hands its users the reference, in
+    its result type, instead of its own value: each recorded tensor then
+    carries only its own op's error (local mode).
+    """
     # np.ascontiguousarray would turn a 0-d array into shape [1].
     arrays = {k: np.array(v, dtype=np.float32, order="C") for k, v in inputs.items()}
+    refs = {k: np.array(v, dtype=np.float32, order="C") for k, v in (references or {}).items()}
     try:
-        return _native.interpret(module, arrays, all_tensors)
+        return _native.interpret(module, arrays, all_tensors, refs)
     except RuntimeError as e:
         raise CompileError(str(e)) from None
 

@@ -193,7 +193,7 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
         raise ValueError(f"quantize mode {quantize!r} is not supported "
                          f"(supported: {', '.join(MODES)})")
     quantize = quantize.upper()
-    lowering = _lowering_options(quantize, chip, calibration_table, asymmetric,
+    lowering = lowering_options(quantize, chip, calibration_table, asymmetric,
                                  quantize_table)
     tolerance = _tolerance(tolerance)
     target = rt.load_target(chip)  # fails early on an unknown chip
@@ -283,7 +283,7 @@ def _deploy(stages: Stages, mlir_path: Path, quantize: str, chip: str, target,
     return result
 
 
-def _lowering_options(mode: str, chip: str, calibration_table, asymmetric: bool,
+def lowering_options(mode: str, chip: str, calibration_table, asymmetric: bool,
                       quantize_table) -> str:
     """top-to-tpu-pipeline's options; bad combinations fail here, in one line."""
     opts = [f"mode={mode}", f"chip={chip}"]

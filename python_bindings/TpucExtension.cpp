@@ -15,21 +15,29 @@ namespace {
 
 using FloatArray = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
 
-nb::dict interpret(MlirModule module, nb::dict inputs, bool allTensors) {
+/// Borrowed views of a dict of float32 arrays (alive as long as this is).
+struct Views {
   std::vector<std::string> names;
   std::vector<FloatArray> arrays;
   std::vector<std::vector<int64_t>> shapes;
-  for (auto [key, value] : inputs) {
-    names.push_back(nb::cast<std::string>(key));
-    arrays.push_back(nb::cast<FloatArray>(value));
-    const FloatArray &a = arrays.back();
-    shapes.emplace_back(a.shape_ptr(), a.shape_ptr() + a.ndim());
-  }
   std::vector<TpucTensorView> views;
-  for (size_t i = 0; i < names.size(); ++i)
-    views.push_back({mlirStringRefCreate(names[i].data(), names[i].size()),
-                     arrays[i].data(), shapes[i].data(),
-                     intptr_t(shapes[i].size())});
+  explicit Views(nb::dict d) {
+    for (auto [key, value] : d) {
+      names.push_back(nb::cast<std::string>(key));
+      arrays.push_back(nb::cast<FloatArray>(value));
+      const FloatArray &a = arrays.back();
+      shapes.emplace_back(a.shape_ptr(), a.shape_ptr() + a.ndim());
+    }
+    for (size_t i = 0; i < names.size(); ++i)
+      views.push_back({mlirStringRefCreate(names[i].data(), names[i].size()),
+                       arrays[i].data(), shapes[i].data(),
+                       intptr_t(shapes[i].size())});
+  }
+};
+
+nb::dict interpret(MlirModule module, nb::dict inputs, bool allTensors,
+                   nb::dict references) {
+  Views in(inputs), refs(references);
   nb::dict out;
   std::string error;
   auto onTensor = [](TpucTensorView t, void *ud) {
@@ -52,7 +60,8 @@ nb::dict interpret(MlirModule module, nb::dict inputs, bool allTensors) {
     static_cast<std::string *>(ud)->append(s.data, s.length);
   };
   MlirLogicalResult r =
-      tpucInterpret(module, views.data(), intptr_t(views.size()), allTensors,
+      tpucInterpret(module, in.views.data(), intptr_t(in.views.size()),
+                    refs.views.data(), intptr_t(refs.views.size()), allTensors,
                     onTensor, &out, onError, &error);
   if (mlirLogicalResultIsFailure(r))
     throw std::runtime_error(error);
@@ -78,9 +87,11 @@ NB_MODULE(_tpucDialects, m) {
   m.def("register_passes", &tpucRegisterAllPasses,
         "Registers tpuc's passes for PassManager.parse.");
   m.def("interpret", &interpret, nb::arg("module"), nb::arg("inputs"),
-        nb::arg("all_tensors") = false,
+        nb::arg("all_tensors") = false, nb::arg("references") = nb::dict(),
         "Runs the module's entry function on float32 inputs keyed by input "
-        "name; returns the outputs (or every named tensor) as numpy arrays.");
+        "name; returns the outputs (or every named tensor) as numpy arrays. "
+        "With references (float32 arrays keyed by tensor name) every op "
+        "runs on the references of its inputs (local mode).");
   m.def(
       "save_weights",
       [](MlirModule module, const std::string &path) {

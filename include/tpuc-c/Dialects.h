@@ -30,9 +30,11 @@ typedef void (*TpucTensorCallback)(TpucTensorView tensor, void *userData);
 
 /// Interprets the module's entry function. Each result (or, with allTensors,
 /// every named op result) is passed to `onTensor`; on failure the error text
-/// goes to `onError` and the result is failure.
+/// goes to `onError` and the result is failure. `references` (may be empty)
+/// run every op on reference inputs (tpuc::interpret's local mode).
 MLIR_CAPI_EXPORTED MlirLogicalResult tpucInterpret(
     MlirModule module, const TpucTensorView *inputs, intptr_t numInputs,
+    const TpucTensorView *references, intptr_t numReferences,
     bool allTensors, TpucTensorCallback onTensor, void *tensorUserData,
     MlirStringCallback onError, void *errorUserData);
 

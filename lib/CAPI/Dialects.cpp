@@ -15,20 +15,28 @@ MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Tpu, tpu, tpu::TpuDialect)
 
 void tpucRegisterAllPasses(void) { tpuc::registerAllPasses(); }
 
-MlirLogicalResult tpucInterpret(MlirModule module, const TpucTensorView *inputs,
-                                intptr_t numInputs, bool allTensors,
-                                TpucTensorCallback onTensor,
-                                void *tensorUserData, MlirStringCallback onError,
-                                void *errorUserData) {
-  tpuc::TensorList in;
-  for (intptr_t i = 0; i < numInputs; ++i) {
-    const TpucTensorView &v = inputs[i];
+static tpuc::TensorList toTensorList(const TpucTensorView *views, intptr_t n) {
+  tpuc::TensorList out;
+  for (intptr_t i = 0; i < n; ++i) {
+    const TpucTensorView &v = views[i];
     tpuc::HostTensor t;
     t.shape.assign(v.shape, v.shape + v.rank);
     t.data.assign(v.data, v.data + tpuc::numElements(t.shape));
-    in.push_back({unwrap(v.name).str(), std::move(t)});
+    out.push_back({unwrap(v.name).str(), std::move(t)});
   }
-  auto out = tpuc::interpret(unwrap(module), in, allTensors);
+  return out;
+}
+
+MlirLogicalResult tpucInterpret(MlirModule module, const TpucTensorView *inputs,
+                                intptr_t numInputs,
+                                const TpucTensorView *references,
+                                intptr_t numReferences, bool allTensors,
+                                TpucTensorCallback onTensor,
+                                void *tensorUserData, MlirStringCallback onError,
+                                void *errorUserData) {
+  auto out = tpuc::interpret(unwrap(module), toTensorList(inputs, numInputs),
+                             allTensors,
+                             toTensorList(references, numReferences));
   if (!out) {
     std::string msg = llvm::toString(out.takeError());
     onError(mlirStringRefCreate(msg.data(), msg.size()), errorUserData);

@@ -1,5 +1,6 @@
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Chip/Float16.h"
+#include "tpuc/Dialect/Tpu/IR/QuantParams.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "tpuc/Interfaces/InferenceInterface.h"
 #include "tpuc/Support/Module.h"
@@ -19,10 +20,25 @@ llvm::Error err(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+/// Rounds f32 values to what a tensor of element type `elem` holds: the
+/// nearest f16/bf16 (even), or the integer of a quantized type.
+void toElementType(Type elem, std::vector<float> &data) {
+  if (elem.isF16() || elem.isBF16()) {
+    for (float &v : data)
+      v = elem.isF16() ? chip::f16ToF32(chip::f32ToF16(v))
+                       : chip::bf16ToF32(chip::f32ToBF16(v));
+  } else if (tpu::uniformType(elem)) {
+    tpu::QParams q = tpu::qparams(elem);
+    for (float &v : data)
+      v = float(tpu::quantizeF32(v, q));
+  }
+}
+
 } // namespace
 
 llvm::Expected<TensorList> interpret(ModuleOp module, const TensorList &inputs,
-                                     bool allTensors) {
+                                     bool allTensors,
+                                     const TensorList &references) {
   func::FuncOp func = getEntryFunction(module);
   if (!func)
     return err("module has no 'main' function");
@@ -37,9 +53,11 @@ llvm::Expected<TensorList> interpret(ModuleOp module, const TensorList &inputs,
   });
 
   llvm::DenseMap<Value, std::shared_ptr<std::vector<float>>> buffers;
-  llvm::StringMap<const HostTensor *> byName;
+  llvm::StringMap<const HostTensor *> byName, refs;
   for (auto &[name, t] : inputs)
     byName[name] = &t;
+  for (auto &[name, t] : references)
+    refs[name] = &t;
 
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments()) {
@@ -95,18 +113,28 @@ llvm::Expected<TensorList> interpret(ModuleOp module, const TensorList &inputs,
     // once to it (nearest even), as the chip stores it.
     for (Value r : op.getResults()) {
       Type elem = getElementTypeOrSelf(r.getType());
-      if (!elem.isF16() && !elem.isBF16())
-        continue;
-      for (float &v : *buffers[r])
-        v = elem.isF16() ? chip::f16ToF32(chip::f32ToF16(v))
-                         : chip::bf16ToF32(chip::f32ToBF16(v));
+      if (elem.isF16() || elem.isBF16())
+        toElementType(elem, *buffers[r]);
     }
     // Constants (no operands) are not layer outputs.
-    if (allTensors && op.getNumResults() == 1 && op.getNumOperands() > 0) {
-      std::string name = getOpName(&op);
-      if (!name.empty())
-        record(op.getResult(0), name);
-    }
+    if (op.getNumResults() != 1 || op.getNumOperands() == 0)
+      continue;
+    std::string name = getOpName(&op);
+    if (allTensors && !name.empty())
+      record(op.getResult(0), name);
+    auto ref = refs.find(name);
+    if (name.empty() || ref == refs.end())
+      continue;
+    Value r = op.getResult(0);
+    if (llvm::ArrayRef<int64_t>(ref->second->shape) != getShape(r))
+      return err("reference '" + name + "' has shape " +
+                 shapeToString(ref->second->shape) + " but the tensor has " +
+                 shapeToString(getShape(r)));
+    // Users read the reference, not this op's value (a fresh buffer: the
+    // recorded one was copied already).
+    auto buf = std::make_shared<std::vector<float>>(ref->second->data);
+    toElementType(getElementTypeOrSelf(r.getType()), *buf);
+    buffers[r] = std::move(buf);
   }
   if (!allTensors)
     for (Value v : body.getTerminator()->getOperands())

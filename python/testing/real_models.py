@@ -50,17 +50,22 @@ def transformers():
     return tf
 
 
-def randomize(model, seed: int = 0):
+def randomize(model, seed: int = 0, var_decades: float = 0.0):
     """Random weights everywhere (torchvision zero-initializes some heads and
     biases, which would make outputs trivially equal), BN statistics
-    included; eval mode."""
+    included; eval mode. BN variances are uniform in [0.5, 1.5), or with
+    `var_decades` > 0 log-uniform over that many decades around 1, so that
+    channels of one tensor differ in range as trained networks' do."""
     import torch
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, t in list(model.named_parameters()) + list(model.named_buffers()):
             if not t.is_floating_point():
                 continue
-            if name.endswith("running_var"):
+            if name.endswith("running_var") and var_decades > 0:
+                u = torch.rand(t.shape, generator=g) - 0.5
+                t.copy_(10.0 ** (u * var_decades))
+            elif name.endswith("running_var"):
                 t.copy_(torch.rand(t.shape, generator=g) + 0.5)
             elif t.dim() >= 2:
                 fan_in = t[0].numel()

@@ -21,9 +21,16 @@ using TensorList = std::vector<std::pair<std::string, HostTensor>>;
 /// Interprets the module's `main` function (or its only function). `inputs`
 /// are keyed by the name of each input op. Returns the function's results, or
 /// with `allTensors` every named op result, in op order. Errors name the op.
+///
+/// `references` runs every op on reference inputs (local mode): a result
+/// whose op is named in `references` is recorded as computed, then replaced
+/// by the reference converted to the result's element type (quantized for
+/// INT8, rounded for F16/BF16) before its users read it. Each recorded
+/// tensor then shows the error of its op alone.
 llvm::Expected<TensorList> interpret(mlir::ModuleOp module,
                                      const TensorList &inputs,
-                                     bool allTensors);
+                                     bool allTensors,
+                                     const TensorList &references = {});
 
 } // namespace tpuc
 #endif

@@ -34,11 +34,50 @@ readTable(ModuleOp module, StringRef what, StringRef path,
     if (line.empty() || line.starts_with("#"))
       continue;
     SmallVector<StringRef> fields;
-    line.split(fields, ' ', -1, /*KeepEmpty=*/false);
+    llvm::SplitString(line, fields, " \t\r");
     if (failed(row(int(i) + 1, fields)))
       return failure();
   }
   return success();
+}
+
+/// tpu-mlir's quantize table: `op_name MODE` per line, `#` comments. Every
+/// name must be an op of this model: a misspelt name or another model's
+/// table would otherwise change nothing, silently.
+static LogicalResult
+readQuantizeTable(ModuleOp module, StringRef path,
+                  const llvm::StringSet<> &names,
+                  llvm::StringMap<tpu::LoweringMode> &overrides) {
+  SmallVector<std::pair<int, std::string>> unknown;
+  if (failed(readTable(
+          module, "quantize table", path,
+          [&](int line, ArrayRef<StringRef> f) -> LogicalResult {
+            if (f.size() != 2)
+              return module.emitError()
+                     << path << ":" << line
+                     << ": expected 'op_name MODE' (MODE one of F32, F16, "
+                        "BF16, INT8)";
+            auto mode = tpu::symbolizeLoweringMode(f[1].upper());
+            if (!mode)
+              return module.emitError()
+                     << path << ":" << line << ": unknown mode '" << f[1]
+                     << "' for op '" << f[0]
+                     << "' (one of F32, F16, BF16, INT8)";
+            if (!names.contains(f[0]))
+              unknown.push_back({line, f[0].str()});
+            overrides[f[0]] = *mode;
+            return success();
+          })))
+    return failure();
+  if (unknown.empty())
+    return success();
+  if (unknown.size() == overrides.size())
+    return module.emitError()
+           << "quantize table '" << path
+           << "' names none of this model's ops (is it another model's?)";
+  return module.emitError() << path << ":" << unknown.front().first
+                            << ": no op named '" << unknown.front().second
+                            << "' in the model";
 }
 
 FailureOr<LoweringTypes> LoweringTypes::create(ModuleOp module,
@@ -54,19 +93,8 @@ FailureOr<LoweringTypes> LoweringTypes::create(ModuleOp module,
               "INT8, not "
            << tpu::stringifyLoweringMode(options.mode);
   if (!options.quantizeTable.empty() &&
-      failed(readTable(module, "quantize table", options.quantizeTable,
-                       [&](int line, ArrayRef<StringRef> f) -> LogicalResult {
-                         auto mode = f.size() == 2
-                                         ? tpu::symbolizeLoweringMode(f[1])
-                                         : std::nullopt;
-                         if (!mode)
-                           return module.emitError()
-                                  << options.quantizeTable << ":" << line
-                                  << ": expected 'op_name MODE' (MODE one of "
-                                     "F32, F16, BF16, INT8)";
-                         t.overrides[f[0]] = *mode;
-                         return success();
-                       })))
+      failed(readQuantizeTable(module, options.quantizeTable, names,
+                               t.overrides)))
     return failure();
   bool needsTable = int8;
   for (auto &o : t.overrides)
