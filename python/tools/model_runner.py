@@ -24,6 +24,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from ._cli import add_debug_arg, guarded
+
 
 def _npz_safe(arr: np.ndarray) -> np.ndarray:
     # npz cannot describe ml_dtypes' bfloat16 portably.
@@ -95,21 +97,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="also store every named intermediate tensor in the output")
     parser.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
     parser.add_argument("--net", default="0", help="network name or index (default 0)")
+    add_debug_arg(parser)
     args = parser.parse_args(argv)
+    return guarded("model_runner.py", lambda: _run(args), args.debug)
+
+
+def _run(args: argparse.Namespace) -> int:
     net = int(args.net) if args.net.isdigit() else args.net
-    try:
-        from tpuc.compiler import CompileError
-        from tpuc.runtime import ChipError
-    except ImportError as e:  # broken installation
-        print(f"model_runner: error: cannot import tpuc.runtime: {e}", file=sys.stderr)
-        return 2
-    try:
-        result = run_model(args.model, args.input, args.output, args.dump_all_tensors,
-                           args.trace, net)
-    except (ChipError, CompileError, ValueError, OSError, KeyError) as e:
-        msg = str(e).strip().replace("\n", " ")
-        print(f"model_runner: error: {msg}", file=sys.stderr)
-        return 1
+    result = run_model(args.model, args.input, args.output, args.dump_all_tensors,
+                       args.trace, net)
     if hasattr(result, "stats"):
         print(result.stats.summary())
     if args.output:
