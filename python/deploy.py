@@ -169,7 +169,9 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
 
     model = rt.Model(model_path)
     names = [s.name for s in model.inputs]
-    inputs = (load_inputs(test_input, names, preprocess) if test_input is not None else
+    inputs = (load_inputs(test_input, names, preprocess,
+                          shapes={s.name: s.shape for s in model.inputs})
+              if test_input is not None else
               {s.name: np.zeros(s.shape, s.numpy_dtype) for s in model.inputs})
     t0 = time.perf_counter()
     run = model.run(inputs, dump_all_tensors=test_input is not None)

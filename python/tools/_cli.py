@@ -55,8 +55,10 @@ def guarded(prog: str, body: Callable[[], int], debug: bool = False, code: int =
             raise
         expected = (ValueError, OSError, CompileError, ChipError)
         msg = one_line(e)
-        if isinstance(e, OSError) and e.filename and str(e.filename) not in msg:
-            msg = f"{e.filename}: {msg}"
+        if isinstance(e, (FileExistsError, NotADirectoryError)) and e.filename:
+            msg = f"{e.filename}: is a file where a directory is needed ({e.strerror})"
+        elif isinstance(e, OSError) and e.filename:
+            msg = f"{e.filename}: {e.strerror or msg}"
         if not isinstance(e, expected):
             msg = f"{type(e).__name__}: {msg} (rerun with --debug for a traceback)"
         print(f"{prog}: error: {msg}", file=sys.stderr)
