@@ -80,7 +80,7 @@ def load_inputs(path: str | Path, input_names: list[str],
 def _load_npy(path: Path) -> np.ndarray:
     try:
         return np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
+    except Exception as e:  # noqa: BLE001 - numpy raises many kinds on damaged files
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ValueError(f"{path}: unreadable .npy file ({reason})") from None
 

@@ -104,6 +104,33 @@ ORT_CASES = {
 
 # --- npz ---------------------------------------------------------------------
 
+BN_WEIGHTS = {
+    "w": np.full((2, 1, 1, 1), 2.0, np.float32),
+    "gamma": np.array([1.0, 3.0], np.float32),
+    "beta": np.array([0.5, -1.0], np.float32),
+    "mean": np.array([1.0, 0.0], np.float32),
+    "var": np.array([3.0, 8.0], np.float32),
+}
+
+# A Top module whose BatchNorm folding (and interpretation) reads every
+# weight of BN_WEIGHTS through the C++ reader; WEIGHTS is the file.
+BN_MODULE = """module attributes {top.weight_file = "WEIGHTS"} {
+func.func @main(%arg0: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = "top.Input"(%arg0) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> loc("x")
+  %n = "top.None"() : () -> none
+  %w = "top.Weight"() : () -> tensor<2x1x1x1xf32> loc("w")
+  %g = "top.Weight"() : () -> tensor<2xf32> loc("gamma")
+  %b = "top.Weight"() : () -> tensor<2xf32> loc("beta")
+  %m = "top.Weight"() : () -> tensor<2xf32> loc("mean")
+  %v = "top.Weight"() : () -> tensor<2xf32> loc("var")
+  %1 = "top.Conv"(%0, %w, %n) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>, none) -> tensor<1x2x4x4xf32> loc("conv")
+  %2 = "top.BatchNorm"(%1, %g, %b, %m, %v) {epsilon = 1.0 : f64} : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32> loc("bn")
+  return %2 : tensor<1x2x4x4xf32>
+}
+}
+"""
+
+
 def npz_bytes(arrays: dict[str, np.ndarray], compressed: bool = False) -> bytes:
     buf = io.BytesIO()
     (np.savez_compressed if compressed else np.savez)(buf, **arrays)

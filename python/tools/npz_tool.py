@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ._cli import guarded  # _cli imports this module
+    from tpuc.tools._cli import guarded  # _cli imports this module; also run as a script
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:

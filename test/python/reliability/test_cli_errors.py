@@ -11,35 +11,9 @@ import pytest
 from conftest import INPUT, MODEL, TPUC_OPT, run, tool
 from tpuc.testing import bad_inputs as bad
 
-BN_WEIGHTS = {
-    "w": np.full((2, 1, 1, 1), 2.0, np.float32),
-    "gamma": np.array([1.0, 3.0], np.float32),
-    "beta": np.array([0.5, -1.0], np.float32),
-    "mean": np.array([1.0, 0.0], np.float32),
-    "var": np.array([3.0, 8.0], np.float32),
-}
-
-# BatchNorm folding into the Conv reads every weight through the C++ reader.
-BN_MODULE = """module attributes {top.weight_file = "WEIGHTS"} {
-func.func @main(%arg0: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
-  %0 = "top.Input"(%arg0) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> loc("x")
-  %n = "top.None"() : () -> none
-  %w = "top.Weight"() : () -> tensor<2x1x1x1xf32> loc("w")
-  %g = "top.Weight"() : () -> tensor<2xf32> loc("gamma")
-  %b = "top.Weight"() : () -> tensor<2xf32> loc("beta")
-  %m = "top.Weight"() : () -> tensor<2xf32> loc("mean")
-  %v = "top.Weight"() : () -> tensor<2xf32> loc("var")
-  %1 = "top.Conv"(%0, %w, %n) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>, none) -> tensor<1x2x4x4xf32> loc("conv")
-  %2 = "top.BatchNorm"(%1, %g, %b, %m, %v) {epsilon = 1.0 : f64} : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32> loc("bn")
-  return %2 : tensor<1x2x4x4xf32>
-}
-}
-"""
-
-
 def tpuc_opt_on_weights(tmp_path, weights):
     mlir = tmp_path / "bn.mlir"
-    mlir.write_text(BN_MODULE.replace("WEIGHTS", str(weights)))
+    mlir.write_text(bad.BN_MODULE.replace("WEIGHTS", str(weights)))
     return run(TPUC_OPT, mlir, "-canonicalize")
 
 
@@ -49,7 +23,7 @@ def tpuc_opt_on_weights(tmp_path, weights):
 def test_cpp_npz_reader_rejects(case, tmp_path):
     mutate, compressed, words = bad.NPZ_CASES[case]
     f = tmp_path / f"{case}.npz"
-    f.write_bytes(mutate(bad.npz_bytes(BN_WEIGHTS, compressed)))
+    f.write_bytes(mutate(bad.npz_bytes(bad.BN_WEIGHTS, compressed)))
     r = tpuc_opt_on_weights(tmp_path, f)
     r.assert_clean_error(f.name, *words)
     assert r.out == "", "a module was printed after an error"
@@ -58,7 +32,7 @@ def test_cpp_npz_reader_rejects(case, tmp_path):
 @pytest.mark.parametrize("compressed", [False, True])
 def test_cpp_npz_reader_accepts_numpy_archives(compressed, tmp_path):
     f = tmp_path / "w.npz"
-    f.write_bytes(bad.npz_bytes(BN_WEIGHTS, compressed))
+    f.write_bytes(bad.npz_bytes(bad.BN_WEIGHTS, compressed))
     r = tpuc_opt_on_weights(tmp_path, f)
     assert r.code == 0, r.err
     assert "top.BatchNorm" not in r.out and "top.Conv" in r.out
