@@ -5,7 +5,11 @@ process holds exactly one copy of MLIR.
 """
 from __future__ import annotations
 
+import atexit
 import logging
+import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -43,9 +47,42 @@ def load_module(path: str | Path, ctx: ir.Context) -> ir.Module:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     try:
-        return parse_module(path.read_text(), ctx)
+        module = parse_module(path.read_text(), ctx)
     except CompileError as e:
         raise CompileError(f"{path}: {e}") from None
+    # A relative weight file is relative to the module's own file, not to the
+    # directory the tool runs in.
+    attrs = module.operation.attributes
+    if WEIGHT_FILE_ATTR in attrs:
+        weights = Path(ir.StringAttr(attrs[WEIGHT_FILE_ATTR]).value)
+        if not weights.is_absolute() and (path.parent / weights).is_file():
+            with ctx:
+                attrs[WEIGHT_FILE_ATTR] = ir.StringAttr.get(str((path.parent / weights).resolve()))
+    return module
+
+
+_SAFE_OPTION = re.compile(r"[\w./+@%~:-]*")
+_aliases: list[str] = []
+
+
+def pass_option_path(path: str | Path) -> str:
+    """`path` as a value a textual pass pipeline can carry.
+
+    The pipeline parser ends an option list at the first `}` and splits at
+    `,` and spaces, quotes or not; a path holding such characters is passed
+    through a symlink with a plain name in a private temporary directory
+    (removed at exit). The symlink may dangle: writing through it creates
+    the real file."""
+    text = str(path)
+    if _SAFE_OPTION.fullmatch(text):
+        return text
+    if not _aliases:
+        _aliases.append(tempfile.mkdtemp(prefix="tpuc-paths-"))
+        atexit.register(shutil.rmtree, _aliases[0], True)
+    link = Path(_aliases[0]) / f"{len(_aliases)}{Path(text).suffix}"
+    _aliases.append(text)
+    link.symlink_to(Path(text).resolve())
+    return str(link)
 
 
 def run_pipeline(module: ir.Module, pipeline: str) -> None:

@@ -159,9 +159,11 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
         qparams = quant_params(module)
         tpu_mlir = out_dir / f"{name}_tpu.mlir"
         compiler.save_module(module, tpu_mlir)
-        group = f"tpu-layer-group{{chip={chip}}}," if layer_group else ""
-        compiler.run_pipeline(module, f"tpu-assign-address{{chip={chip}}},{group}"
-                                      f"tpu-codegen{{chip={chip} bmodel={model_path}}}")
+        chip_opt = compiler.pass_option_path(chip) if Path(chip).suffix else chip
+        bmodel_opt = compiler.pass_option_path(model_path)
+        group = f"tpu-layer-group{{chip={chip_opt}}}," if layer_group else ""
+        compiler.run_pipeline(module, f"tpu-assign-address{{chip={chip_opt}}},{group}"
+                                      f"tpu-codegen{{chip={chip_opt} bmodel={bmodel_opt}}}")
         final_mlir = out_dir / f"{name}_final.mlir"
         compiler.save_module(module, final_mlir)
     compile_seconds = time.perf_counter() - start
@@ -218,13 +220,14 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
 def _lowering_options(mode: str, chip: str, calibration_table, asymmetric: bool,
                       quantize_table) -> str:
     """convert-top-to-tpu's options; bad combinations fail here, in one line."""
+    chip = compiler.pass_option_path(chip) if Path(chip).suffix else chip
     opts = [f"mode={mode}", f"chip={chip}"]
     if calibration_table is not None:
         if mode != "INT8":
             raise ValueError(f"--calibration_table is only used by --quantize INT8, not {mode}")
         if not Path(calibration_table).is_file():
             raise FileNotFoundError(f"{calibration_table}: no such calibration table")
-        opts.append(f"calibration-table={calibration_table}")
+        opts.append(f"calibration-table={compiler.pass_option_path(calibration_table)}")
     elif mode == "INT8":
         raise ValueError("--quantize INT8 needs --calibration_table (made by run_calibration.py)")
     if asymmetric:
@@ -234,7 +237,7 @@ def _lowering_options(mode: str, chip: str, calibration_table, asymmetric: bool,
     if quantize_table is not None:
         if not Path(quantize_table).is_file():
             raise FileNotFoundError(f"{quantize_table}: no such quantize table")
-        opts.append(f"quantize-table={quantize_table}")
+        opts.append(f"quantize-table={compiler.pass_option_path(quantize_table)}")
     return " ".join(opts)
 
 

@@ -2,7 +2,9 @@
 //
 // Unlike a bare MlirOptMain, an error reported while a pass runs (e.g. an
 // unreadable weight file met by a folding pattern, which cannot fail its
-// pass) fails the run: the tool exits 1 and prints no module.
+// pass) fails the run: the tool exits 1 and prints no module. Errors do not
+// print the failing operation (which for a module is the whole input) unless
+// -mlir-print-op-on-diagnostic is given.
 #include "tpuc/InitAll.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -11,6 +13,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -18,6 +21,7 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 using namespace mlir;
 
@@ -42,8 +46,14 @@ int main(int argc, char **argv) {
   tpuc::registerAllPasses();
   DialectRegistry registry;
   tpuc::registerAllDialects(registry);
+  std::vector<char *> args(argv, argv + argc);
+  static char quiet[] = "--mlir-print-op-on-diagnostic=false";
+  if (llvm::none_of(args, [](const char *a) {
+        return llvm::StringRef(a).ltrim('-').starts_with("mlir-print-op-on-diagnostic");
+      }))
+    args.insert(args.begin() + 1, quiet);
   auto [inputFile, outputFile] = registerAndParseCLIOptions(
-      argc, argv, "tpuc optimizer driver\n", registry);
+      int(args.size()), args.data(), "tpuc optimizer driver\n", registry);
 
   MlirOptMainConfig base = MlirOptMainConfig::createFromCLOptions();
   MlirOptMainConfig config = base;
