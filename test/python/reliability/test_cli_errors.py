@@ -38,18 +38,14 @@ def test_cpp_npz_reader_accepts_numpy_archives(compressed, tmp_path):
     assert "top.BatchNorm" not in r.out and "top.Conv" in r.out
 
 
-def test_cpp_reader_accepts_plain_npy(tmp_path):
-    # A bare .npy holds one array, named arr_0 as numpy names unnamed arrays.
-    w = np.arange(8, dtype=np.float32).reshape(2, 4)
-    np.save(tmp_path / "w.npy", w)
-    code = f"""
+ADD_WEIGHT = """
 import numpy as np
 from tpuc import compiler
 ctx = compiler.make_context()
-m = compiler.parse_module('''module attributes {{top.weight_file = "{tmp_path / 'w.npy'}"}} {{
+m = compiler.parse_module('''module attributes {{top.weight_file = "{weights}"}} {{
 func.func @main(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {{
   %0 = "top.Input"(%a) : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("x")
-  %w = "top.Weight"() : () -> tensor<2x4xf32> loc("arr_0")
+  %w = "top.Weight"() : () -> tensor<2x4xf32> loc("{name}")
   %1 = "top.Add"(%0, %w) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> loc("y")
   return %1 : tensor<2x4xf32>
 }}
@@ -58,9 +54,27 @@ with ctx:
     out = compiler.interpret(m, {{"x": np.ones((2, 4), np.float32)}})
 print(out["y"].ravel().tolist())
 """
-    r = run(sys.executable, "-c", code)
+
+
+def interpret_add_weight(weights, name):
+    """Interprets x + weight (2x4) in its own process, the weight read by C++."""
+    return run(sys.executable, "-c", ADD_WEIGHT.format(weights=weights, name=name))
+
+
+def test_cpp_reader_accepts_plain_npy(tmp_path):
+    # A bare .npy holds one array, named arr_0 as numpy names unnamed arrays.
+    w = np.arange(8, dtype=np.float32).reshape(2, 4)
+    np.save(tmp_path / "w.npy", w)
+    r = interpret_add_weight(tmp_path / "w.npy", "arr_0")
     assert r.code == 0, r.err
     assert r.out.strip() == str((w + 1).ravel().tolist())
+
+
+def test_transposed_weight_of_the_same_size_rejected(tmp_path):
+    np.savez(tmp_path / "w.npz", w=np.zeros((4, 2), np.float32))
+    r = interpret_add_weight(tmp_path / "w.npz", "w")
+    assert r.code != 0 and "Traceback" in r.err  # a library call: CompileError
+    assert "weight 'w' has shape [4, 2]" in r.err and "its type needs [2, 4]" in r.err
 
 
 # --- Python readers: test inputs and references --------------------------------
