@@ -26,8 +26,23 @@ def reject(data: bytes, pattern: str) -> str:
     return str(e.value)
 
 
-def reencode(bm) -> bytes:
+def edited(raw: bytes, edit) -> bytes:
+    """`raw` re-encoded (unvalidated) after `edit(bm, parts)` changed the lists
+    in parts ("tiu", "gdma", "inputs", "outputs") of network 0."""
+    bm = rt._rt.parse_bmodel(raw)
+    net = bm.networks[0]
+    parts = {k: list(getattr(net, k)) for k in ("tiu", "gdma", "inputs", "outputs")}
+    edit(bm, parts)
+    for k, v in parts.items():
+        setattr(net, k, v)
+    bm.networks = [net]
     return bytes(rt._rt.serialize_bmodel(bm, validate=False))
+
+
+def no_waits(bm, p, engines=("tiu", "gdma")):
+    for e in engines:
+        for i in p[e]:
+            i.wait_id = 0
 
 
 def test_shipped_model_verifies_and_runs(raw):
@@ -38,82 +53,55 @@ def test_shipped_model_verifies_and_runs(raw):
 
 
 def test_every_wait_removed_is_a_race_naming_both_instructions(raw):
-    bm = rt._rt.parse_bmodel(raw)
-    net = bm.networks[0]
-    tiu, gdma = list(net.tiu), list(net.gdma)
-    for i in tiu + gdma:
-        i.wait_id = 0
-    net.tiu, net.gdma = tiu, gdma
-    bm.networks = [net]
-    msg = reject(reencode(bm), "race: ")
+    msg = reject(edited(raw, no_waits), "race: ")
     assert re.search(r"TIU instruction #\d+ \(id \d+, [\w.]+\)", msg), msg
     assert re.search(r"GDMA instruction #\d+ \(id \d+, [\w.]+\)", msg), msg
     assert "no wait orders the two" in msg
 
 
 def test_one_wait_dropped_is_caught(raw):
-    # Dropping any single load wait of the first compute instruction races.
-    bm = rt._rt.parse_bmodel(raw)
-    net = bm.networks[0]
-    tiu = list(net.tiu)
-    k = next(k for k, i in enumerate(tiu) if i.wait_id)
-    tiu[k].wait_id = 0
-    net.tiu = tiu
-    bm.networks = [net]
-    reject(reencode(bm), rf"race: .*TIU instruction #{k} ")
+    # Dropping the first load wait of a compute instruction races.
+    k = next(k for k, i in enumerate(rt._rt.parse_bmodel(raw).networks[0].tiu) if i.wait_id)
+
+    def drop(bm, p):
+        p["tiu"][k].wait_id = 0
+    reject(edited(raw, drop), rf"race: .*TIU instruction #{k} ")
 
 
 def test_deadlock(raw):
-    bm = rt._rt.parse_bmodel(raw)
-    net = bm.networks[0]
-    tiu, gdma = list(net.tiu), list(net.gdma)
-    tiu[0].wait_id = 1
-    gdma[0].wait_id = 1
-    net.tiu, net.gdma = tiu, gdma
-    bm.networks = [net]
-    reject(reencode(bm), "deadlock: TIU instruction #0")
+    def cycle(bm, p):
+        p["tiu"][0].wait_id = p["gdma"][0].wait_id = 1
+    reject(edited(raw, cycle), "deadlock: TIU instruction #0")
 
 
 def test_store_into_weight_region(raw):
-    bm = rt._rt.parse_bmodel(raw)
-    net = bm.networks[0]
-    gdma = list(net.gdma)
-    k = max(k for k, g in enumerate(gdma) if g.dst.space == rt.Space.DDR)
-    d = gdma[k].dst
-    d.addr = bm.plan.weight_addr
-    gdma[k].dst = d
-    net.gdma = gdma
-    bm.networks = [net]
-    reject(reencode(bm), rf"GDMA instruction #{k} .* outside the activation region")
+    k = max(k for k, g in enumerate(rt._rt.parse_bmodel(raw).networks[0].gdma)
+            if g.dst.space == rt.Space.DDR)
+
+    def store(bm, p):
+        d = p["gdma"][k].dst
+        d.addr = bm.plan.weight_addr
+        p["gdma"][k].dst = d
+    reject(edited(raw, store), rf"GDMA instruction #{k} .* outside the activation region")
 
 
 def test_input_dtype_contradicts_code(raw):
-    bm = rt._rt.parse_bmodel(raw)
-    net = bm.networks[0]
-    ins = list(net.inputs)
-    ins[0].dtype = rt.DType.F16
-    net.inputs = ins
-    bm.networks = [net]
-    reject(reencode(bm), "input '.*' is f16 but GDMA instruction #0 .* reads it as f32")
+    def retype(bm, p):
+        p["inputs"][0].dtype = rt.DType.F16
+    reject(edited(raw, retype), "input '.*' is f16 but GDMA instruction #0 .* reads it as f32")
 
 
 def test_output_dtype_contradicts_code(raw):
-    bm = rt._rt.parse_bmodel(raw)
-    net = bm.networks[0]
-    outs = list(net.outputs)
-    outs[0].dtype = rt.DType.INT8
-    net.outputs = outs
-    bm.networks = [net]
-    reject(reencode(bm), "output '.*' is int8 but GDMA instruction .* stores f32")
+    def retype(bm, p):
+        p["outputs"][0].dtype = rt.DType.INT8
+    reject(edited(raw, retype), "output '.*' is int8 but GDMA instruction .* stores f32")
 
 
 @pytest.mark.parametrize("field", ["inputs", "outputs"])
 def test_network_without_inputs_or_outputs(raw, field):
-    bm = rt._rt.parse_bmodel(raw)
-    net = bm.networks[0]
-    setattr(net, field, [])
-    bm.networks = [net]
-    reject(reencode(bm), "needs at least one input and one output")
+    def drop(bm, p):
+        p[field] = []
+    reject(edited(raw, drop), "needs at least one input and one output")
 
 
 def test_reserved_header_field(raw):
@@ -150,14 +138,7 @@ def test_pool_window_work_is_bounded():
 
 
 def test_model_runner_reports_a_race_in_one_line(raw, tmp_path):
-    bm = rt._rt.parse_bmodel(raw)
-    net = bm.networks[0]
-    tiu = list(net.tiu)
-    for i in tiu:
-        i.wait_id = 0
-    net.tiu = tiu
-    bm.networks = [net]
     bad = tmp_path / "race.bmodel"
-    bad.write_bytes(reencode(bm))
+    bad.write_bytes(edited(raw, lambda bm, p: no_waits(bm, p, ("tiu",))))
     tool("model_runner", "--model", bad, "--input", INPUT).assert_clean_error(
         "race.bmodel", "race: ")
