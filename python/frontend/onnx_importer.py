@@ -72,6 +72,13 @@ class OnnxImporter(TopBuilder):
             raise self.fail(f"{what} ('{name}') must be a constant")
         return value
 
+    def require_scalar(self, name: str, what: str) -> float:
+        value = self.require_const(name, what)
+        if np.size(value) != 1:
+            raise self.fail(f"{what} ('{name}') must be a scalar, not of shape "
+                            f"{list(np.shape(value))}")
+        return float(np.ravel(value)[0])
+
     def shape(self, name: str) -> list[int]:
         if name not in self.shapes:
             if name in self.initializers:
@@ -125,7 +132,12 @@ class OnnxImporter(TopBuilder):
         converter = onnx_ops.CONVERTERS.get(node.op_type)
         if converter is None:
             raise self.fail("op type is not supported")
-        results = converter(self, node)
+        try:
+            results = converter(self, node)
+        except (TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError) as e:
+            # A converter met a form of the op it does not expect (an input
+            # of another rank, a missing operand): say where, in one line.
+            raise self.fail(f"unsupported form of the op ({type(e).__name__}: {e})") from None
         if isinstance(results, ir.Value):
             results = [results]
         for name, v in zip(node.output, results):

@@ -75,6 +75,15 @@ def _missing_external_data(path):
     return path
 
 
+def _clip_vector_min(path):
+    # Found by fuzzing: a Clip whose min is a [4] constant, not a scalar.
+    x = h.make_tensor_value_info("x", T.FLOAT, [1, 4])
+    y = h.make_tensor_value_info("y", T.FLOAT, None)
+    lo = nh.from_array(np.zeros(4, np.float32), "lo")
+    g = h.make_graph([h.make_node("Clip", ["x", "lo"], ["y"], name="clip0")], "g", [x], [y], [lo])
+    return _save(g, path)
+
+
 # name -> (builder(path) -> path, words the one-line error must contain)
 ONNX_CASES: dict[str, tuple[Callable[[Path], Path], tuple[str, ...]]] = {
     "group_float": (lambda p: _conv(p, attr=h.make_attribute("group", 1.5)),
@@ -91,6 +100,7 @@ ONNX_CASES: dict[str, tuple[Callable[[Path], Path], tuple[str, ...]]] = {
     "string_input": (_string_input, ("input 'x'", "STRING")),
     "duplicate_outputs": (_duplicate_outputs, ("output 'y'", "twice")),
     "missing_external_data": (_missing_external_data, ("not a valid ONNX file",)),
+    "clip_vector_min": (_clip_vector_min, ("clip0", "Clip min ('lo') must be a scalar")),
     "not_onnx": (lambda p: (p.write_bytes(b"\x08\x07garbage" * 10), p)[1], ("not a valid ONNX",)),
     "empty": (lambda p: (p.write_bytes(b""), p)[1], ("not a valid ONNX",)),
 }
