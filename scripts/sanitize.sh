@@ -13,7 +13,7 @@ cd "$ROOT"
 SITE=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 cmake -G Ninja -S . -B build-asan -DTPUC_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMLIR_DIR="$SITE/mlir/lib/cmake/mlir" -DLLVM_DIR="$SITE/llvm/lib/cmake/llvm" \
-  -DPython_EXECUTABLE="$(command -v python)" > build-asan.log
+  -DPython_EXECUTABLE="$(command -v python)" > /dev/null
 ninja -C build-asan -j "${TPUC_BUILD_JOBS:-2}" tpuc-npz-check _runtime
 
 WORK=$(mktemp -d)

@@ -176,3 +176,12 @@ def test_debug_flag_shows_the_traceback(tmp_path):
     r = tool("model_transform", "--model_name", "m", "--model_def", f,
              "--mlir", tmp_path / "m.mlir", "--debug")
     assert r.code == 1 and "Traceback" in r.err
+
+
+def test_unknown_property_rejected(tiny, tmp_path):
+    # MLIR's parser drops unknown entries of `<{...}>`; the tools refuse them.
+    text = (tiny / "tiny.mlir").read_text()
+    assert "<{" in text
+    (tmp_path / "m.mlir").write_text(text.replace("<{", "<{bogus_option = 3 : i64, ", 1))
+    tool("model_deploy", "--mlir", tmp_path / "m.mlir", "--model", tmp_path / "m.bmodel"
+         ).assert_clean_error("m.mlir", "unknown property 'bogus_option'")
