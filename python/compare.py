@@ -232,7 +232,9 @@ def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     try:
         with np.load(path, allow_pickle=False) as data:
             return {k: _decode(k, data[k], path) for k in data.files}
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - numpy/zipfile raise many kinds on damaged files
+        if isinstance(exc, NpzError):
+            raise
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise NpzError(f"{path}: unreadable npz archive ({reason})") from None
 

@@ -5,7 +5,11 @@ process holds exactly one copy of MLIR.
 """
 from __future__ import annotations
 
+import atexit
 import logging
+import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -33,9 +37,78 @@ def make_context() -> ir.Context:
 
 def parse_module(text: str, ctx: ir.Context) -> ir.Module:
     try:
-        return ir.Module.parse(text, ctx)
+        module = ir.Module.parse(text, ctx)
     except ir.MLIRError as e:
         raise CompileError(_diagnostics(e)) from None
+    _check_properties(text, module)
+    return module
+
+
+# `"dialect.op"(operands) <{` opens the properties of a generic-form op.
+_PROPERTIES = re.compile(r'"([A-Za-z_][\w$.]*)"\([^()]*\)\s*<\{')
+
+
+def _property_keys(text: str, start: int) -> list[str]:
+    """Top-level keys of the `<{...}>` dictionary whose body starts at `start`."""
+    keys, depth, i, expect_key = [], 0, start, True
+    while i < len(text):
+        c = text[i]
+        if c == '"':  # a string (maybe a quoted key): skip to its end
+            j = i + 1
+            while j < len(text) and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if depth == 0 and expect_key:
+                keys.append(text[i + 1:j])
+                expect_key = False
+            i = j + 1
+            continue
+        if c in "{[(<":
+            depth += 1
+        elif c in "}])>":
+            if depth == 0:
+                return keys
+            depth -= 1
+        elif depth == 0 and c == ",":
+            expect_key = True
+        elif depth == 0 and expect_key and (c.isalpha() or c == "_"):
+            m = re.compile(r"[\w$.]+").match(text, i)
+            keys.append(m.group(0))
+            expect_key = False
+            i = m.end()
+            continue
+        i += 1
+    return keys
+
+
+def _check_properties(text: str, module: ir.Module) -> None:
+    """MLIR drops unknown entries of an op's `<{...}>` properties while
+    parsing; reject them instead, naming the op."""
+    found = [(m.group(1), _property_keys(text, m.end())) for m in _PROPERTIES.finditer(text)]
+    if not found:
+        return
+    ops: list = []
+
+    def walk(op):
+        ops.append(op)
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    walk(inner.operation)
+
+    walk(module.operation)
+    k = 0
+    for name, keys in found:
+        while k < len(ops) and ops[k].name != name:
+            k += 1
+        if k == len(ops):
+            return  # text and IR disagree on order: nothing reliable to say
+        op = ops[k]
+        known = set(op.attributes)
+        unknown = [key for key in keys if key not in known]
+        if unknown:
+            raise CompileError(f"{op.location}: '{name}' op has unknown property "
+                               f"'{unknown[0]}'")
+        k += 1
 
 
 def load_module(path: str | Path, ctx: ir.Context) -> ir.Module:
@@ -43,9 +116,42 @@ def load_module(path: str | Path, ctx: ir.Context) -> ir.Module:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     try:
-        return parse_module(path.read_text(), ctx)
+        module = parse_module(path.read_text(), ctx)
     except CompileError as e:
         raise CompileError(f"{path}: {e}") from None
+    # A relative weight file is relative to the module's own file, not to the
+    # directory the tool runs in.
+    attrs = module.operation.attributes
+    if WEIGHT_FILE_ATTR in attrs:
+        weights = Path(ir.StringAttr(attrs[WEIGHT_FILE_ATTR]).value)
+        if not weights.is_absolute() and (path.parent / weights).is_file():
+            with ctx:
+                attrs[WEIGHT_FILE_ATTR] = ir.StringAttr.get(str((path.parent / weights).resolve()))
+    return module
+
+
+_SAFE_OPTION = re.compile(r"[\w./+@%~:-]*")
+_aliases: list[str] = []
+
+
+def pass_option_path(path: str | Path) -> str:
+    """`path` as a value a textual pass pipeline can carry.
+
+    The pipeline parser ends an option list at the first `}` and splits at
+    `,` and spaces, quotes or not; a path holding such characters is passed
+    through a symlink with a plain name in a private temporary directory
+    (removed at exit). The symlink may dangle: writing through it creates
+    the real file."""
+    text = str(path)
+    if _SAFE_OPTION.fullmatch(text):
+        return text
+    if not _aliases:
+        _aliases.append(tempfile.mkdtemp(prefix="tpuc-paths-"))
+        atexit.register(shutil.rmtree, _aliases[0], True)
+    link = Path(_aliases[0]) / f"{len(_aliases)}{Path(text).suffix}"
+    _aliases.append(text)
+    link.symlink_to(Path(text).resolve())
+    return str(link)
 
 
 def run_pipeline(module: ir.Module, pipeline: str) -> None:

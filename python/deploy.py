@@ -228,7 +228,9 @@ def _deploy(stages: Stages, mlir_path: Path, quantize: str, chip: str, target,
         tpu_mlir = out_dir / f"{name}_tpu.mlir"
         compiler.save_module(module, tpu_mlir)
     with ctx, stages.step("codegen"):
-        compiler.run_pipeline(module, f"tpu-codegen-pipeline{{chip={chip} bmodel={model_path} "
+        chip_opt = compiler.pass_option_path(chip) if Path(chip).suffix else chip
+        bmodel_opt = compiler.pass_option_path(model_path)
+        compiler.run_pipeline(module, f"tpu-codegen-pipeline{{chip={chip_opt} bmodel={bmodel_opt} "
                                       f"layer-group={str(layer_group).lower()}}}")
         final_mlir = out_dir / f"{name}_final.mlir"
         compiler.save_module(module, final_mlir)
@@ -237,7 +239,9 @@ def _deploy(stages: Stages, mlir_path: Path, quantize: str, chip: str, target,
 
     model = rt.Model(model_path)
     names = [s.name for s in model.inputs]
-    inputs = (load_inputs(test_input, names, preprocess) if test_input is not None else
+    inputs = (load_inputs(test_input, names, preprocess,
+                          shapes={s.name: s.shape for s in model.inputs})
+              if test_input is not None else
               {s.name: np.zeros(s.shape, s.numpy_dtype) for s in model.inputs})
     t0 = time.perf_counter()
     with stages.step("cmodel"):
@@ -286,13 +290,14 @@ def _deploy(stages: Stages, mlir_path: Path, quantize: str, chip: str, target,
 def lowering_options(mode: str, chip: str, calibration_table, asymmetric: bool,
                       quantize_table) -> str:
     """top-to-tpu-pipeline's options; bad combinations fail here, in one line."""
+    chip = compiler.pass_option_path(chip) if Path(chip).suffix else chip
     opts = [f"mode={mode}", f"chip={chip}"]
     if calibration_table is not None:
         if mode != "INT8":
             raise ValueError(f"--calibration_table is only used by --quantize INT8, not {mode}")
         if not Path(calibration_table).is_file():
             raise FileNotFoundError(f"{calibration_table}: no such calibration table")
-        opts.append(f"calibration-table={calibration_table}")
+        opts.append(f"calibration-table={compiler.pass_option_path(calibration_table)}")
     elif mode == "INT8":
         raise ValueError("--quantize INT8 needs --calibration_table (made by run_calibration.py)")
     if asymmetric:
@@ -302,7 +307,7 @@ def lowering_options(mode: str, chip: str, calibration_table, asymmetric: bool,
     if quantize_table is not None:
         if not Path(quantize_table).is_file():
             raise FileNotFoundError(f"{quantize_table}: no such quantize table")
-        opts.append(f"quantize-table={quantize_table}")
+        opts.append(f"quantize-table={compiler.pass_option_path(quantize_table)}")
     return " ".join(opts)
 
 

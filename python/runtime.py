@@ -256,8 +256,9 @@ def _to_chip_array(spec: TensorSpec, value) -> np.ndarray:
     arr = np.asarray(value)
     want = spec.numpy_dtype
     if tuple(arr.shape) != spec.shape:
-        # Same element count (e.g. a squeezed batch dim): reshape, like the reference runners.
-        if arr.size == int(np.prod(spec.shape, dtype=np.int64)):
+        # Only dims of 1 may differ (e.g. a squeezed batch dim): a same-sized
+        # array in another layout (NHWC for NCHW) must not be silently reshaped.
+        if [d for d in arr.shape if d != 1] == [d for d in spec.shape if d != 1]:
             log.debug("input %r: reshaping %s to %s", spec.name, arr.shape, spec.shape)
             arr = arr.reshape(spec.shape)
         else:

@@ -17,7 +17,7 @@ import numpy as np
 from onnx.helper import tensor_dtype_to_np_dtype
 
 from . import compiler
-from .compare import CompareResult, Tolerance, compare
+from .compare import CompareResult, Tolerance, compare, load_npz
 from .frontend.onnx_importer import import_onnx, write_top
 from .frontend.onnx_reference import run_reference
 from .preprocess import Preprocess, is_image, module_inputs
@@ -40,10 +40,15 @@ class TransformResult:
 
 
 def load_inputs(path: str | Path, input_names: list[str],
-                preprocess: Preprocess | None = None) -> dict[str, np.ndarray]:
+                preprocess: Preprocess | None = None,
+                shapes: dict[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
     """Inputs from an .npz (keyed by input name), an .npy (one input) or an
     image file (one input, through `preprocess`, which must carry the input's
-    shape: e.g. `Preprocess.from_module`). Arrays pass through untouched."""
+    shape: e.g. `Preprocess.from_module`). Arrays pass through untouched.
+
+    Strict: an archive holding arrays that are not inputs is rejected, and
+    with `shapes` every array must have its input's shape up to dims of 1
+    (a same-sized array in another layout, e.g. NHWC, is an error)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such test input file")
@@ -52,22 +57,46 @@ def load_inputs(path: str | Path, input_names: list[str],
             raise ValueError(f"{path}: gives one input but the model has "
                              f"{len(input_names)}: {input_names}")
         if path.suffix.lower() == ".npy":
-            return {input_names[0]: np.load(path)}
-        if preprocess is None:
+            arrays = {input_names[0]: _load_npy(path)}
+        elif preprocess is None:
             raise ValueError(f"{path}: an image input needs the model's preprocessing")
-        return {input_names[0]: preprocess.load(path)}
-    try:
-        data = np.load(path)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: not an .npz, .npy or image file ({e})") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path}: not an .npz archive")
-    with data:
+        else:
+            arrays = {input_names[0]: preprocess.load(path)}
+    else:
+        data = load_npz(path)
         missing = [n for n in input_names if n not in data]
         if missing:
             raise ValueError(f"{path}: has no array named '{missing[0]}' "
                              f"(the model's inputs are {input_names})")
-        return {n: data[n] for n in input_names}
+        extra = [n for n in data if n not in input_names]
+        if extra:
+            raise ValueError(f"{path}: array '{extra[0]}' is not an input of the model "
+                             f"(its inputs are {input_names})")
+        arrays = {n: data[n] for n in input_names}
+    for name, shape in (shapes or {}).items():
+        check_input_shape(arrays[name], name, shape, path)
+    return arrays
+
+
+def _load_npy(path: Path) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False)
+    except Exception as e:  # noqa: BLE001 - numpy raises many kinds on damaged files
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ValueError(f"{path}: unreadable .npy file ({reason})") from None
+
+
+def check_input_shape(arr: np.ndarray, name: str, shape, source) -> None:
+    """Raises unless `arr` has `shape`, dims of 1 aside."""
+    got = tuple(int(d) for d in np.shape(arr))
+    want = tuple(int(d) for d in shape)
+    if got == want or [d for d in got if d != 1] == [d for d in want if d != 1]:
+        return
+    hint = ""
+    if len(got) == 4 and len(want) == 4 and got == (want[0], want[2], want[3], want[1]):
+        hint = " (an NHWC array? the model takes NCHW; model_runner.py converts with --input_layout nhwc)"
+    raise ValueError(f"{source}: input '{name}' has shape {list(got)} but the model "
+                     f"takes {list(want)}{hint}")
 
 
 def name_outputs(module, output_names: list[str]) -> None:
@@ -149,14 +178,17 @@ def _transform_onnx(stages: Stages, model_name, model_def, mlir: Path, weight_fi
     log.info("wrote %s and %s", mlir, weight_file)
 
     if test_input is not None:
+        with ctx:
+            shapes = dict(module_inputs(module))
         inputs = load_inputs(test_input, imported.input_names,
-                             preprocess or Preprocess(input_shape=first_shape))
+                             preprocess or Preprocess(input_shape=first_shape), shapes)
         # onnxruntime wants the model's own input dtypes (e.g. int64 indices).
         feeds = {vi.name: inputs[vi.name].astype(
                      tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type))
                  for vi in imported.onnx_model.graph.input if vi.name in inputs}
         with stages.step("onnxruntime reference"):
-            ref = run_reference(imported.onnx_model, feeds, all_tensors=True)
+            ref = run_reference(imported.onnx_model, feeds, all_tensors=True,
+                                name=str(model_def))
         result.ref_outputs = out_dir / f"{model_name}_ref_outputs.npz"
         np.savez(result.ref_outputs, **ref)
         if test_result is not None:

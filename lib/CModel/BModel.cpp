@@ -77,6 +77,54 @@ Status checkTensor(const TensorInfo &t, const std::string &where,
   return Status::error(w + ": DDR range [" + std::to_string(t.ddr_addr) + ", " +
                        std::to_string(end) + ") lies outside the allowed DDR regions");
 }
+bool overlaps(const Extent &e, const TensorInfo &t) {
+  return e.lo < int64_t(t.ddr_addr + t.byteSize()) && int64_t(t.ddr_addr) < e.hi;
+}
+
+std::string gdmaName(const Instruction &i, size_t k) {
+  return "GDMA instruction #" + std::to_string(k) + " (id " + std::to_string(i.id) + ", " +
+         instructionName(i) + ")";
+}
+
+/// The I/O table and the code agree on dtypes: the first DDR access to each
+/// input reads it as the input's dtype, the last write to each output stores
+/// the output's dtype. Only GDMA touches DDR, so its stream order is the
+/// order of every DDR access.
+Status checkIoDtypes(const Network &n) {
+  Target any; // DDR extents do not depend on the target
+  for (const TensorInfo &t : n.inputs) {
+    for (size_t k = 0; k < n.gdma.size(); ++k) {
+      const Instruction &i = n.gdma[k];
+      Extent e;
+      bool hit = false;
+      for (const Operand &o : i.src)
+        if (o.valid() && o.space == Space::DDR && operandExtent(o, any, e).ok() &&
+            overlaps(e, t)) {
+          if (o.dtype != t.dtype)
+            return Status::error("input '" + t.name + "' is " + dtypeName(t.dtype) + " but " +
+                                 gdmaName(i, k) + " reads it as " + dtypeName(o.dtype));
+          hit = true;
+        }
+      if (hit || (i.dst.space == Space::DDR && operandExtent(i.dst, any, e).ok() &&
+                  overlaps(e, t)))
+        break;
+    }
+  }
+  for (const TensorInfo &t : n.outputs) {
+    for (size_t k = n.gdma.size(); k-- > 0;) {
+      const Instruction &i = n.gdma[k];
+      Extent e;
+      if (i.dst.space == Space::DDR && operandExtent(i.dst, any, e).ok() && overlaps(e, t)) {
+        if (i.dst.dtype != t.dtype)
+          return Status::error("output '" + t.name + "' is " + dtypeName(t.dtype) + " but " +
+                               gdmaName(i, k) + ", its last writer, stores " +
+                               dtypeName(i.dst.dtype));
+        break;
+      }
+    }
+  }
+  return Status::OK();
+}
 } // namespace
 
 Status validateBModel(const BModel &m) {
@@ -107,6 +155,8 @@ Status validateBModel(const BModel &m) {
     std::string where = "network '" + n.name + "'";
     if (n.name.empty() || !netNames.insert(n.name).second)
       return Status::error(where + ": network names must be non-empty and unique");
+    if (n.inputs.empty() || n.outputs.empty())
+      return Status::error(where + ": a network needs at least one input and one output");
     std::set<std::string> io;
     for (const TensorInfo &t : n.inputs) {
       TPUC_RETURN_IF_ERROR(checkTensor(t, where + " input", act));
@@ -138,8 +188,19 @@ Status validateBModel(const BModel &m) {
     TPUC_RETURN_IF_ERROR(validateStreams(n.tiu, n.gdma).withContext(where));
     for (size_t k = 0; k < n.tiu.size(); ++k)
       TPUC_RETURN_IF_ERROR(validateInstruction(n.tiu[k], k, m.target, all).withContext(where));
-    for (size_t k = 0; k < n.gdma.size(); ++k)
+    for (size_t k = 0; k < n.gdma.size(); ++k) {
       TPUC_RETURN_IF_ERROR(validateInstruction(n.gdma[k], k, m.target, all).withContext(where));
+      // Weights are read-only: every DDR write lands in the activation region.
+      const Operand &d = n.gdma[k].dst;
+      Extent e;
+      if (d.space == Space::DDR && operandExtent(d, m.target, e).ok() &&
+          (act.empty() || e.lo < int64_t(act[0].begin) || e.hi > int64_t(act[0].end)))
+        return Status::error(where + ": " + gdmaName(n.gdma[k], k) + " writes DDR [" +
+                             std::to_string(e.lo) + ", " + std::to_string(e.hi) +
+                             ") outside the activation region");
+    }
+    TPUC_RETURN_IF_ERROR(checkIoDtypes(n).withContext(where));
+    TPUC_RETURN_IF_ERROR(checkHazards(n.tiu, n.gdma, m.target).withContext(where));
   }
   return Status::OK();
 }
@@ -371,11 +432,14 @@ Status parseBModel(const uint8_t *data, size_t size, BModel &out) {
   uint64_t plen = h.u64("payload size");
   uint64_t sum = h.u64("checksum");
   uint32_t count = h.u32("section count");
+  uint32_t reserved = h.u32("reserved");
   if (version != kBModelVersion)
     return Status::error("unsupported bmodel version " + std::to_string(version) +
                          " (this reader supports version " + std::to_string(kBModelVersion) + ")");
   if (hdr != kBModelHeaderBytes)
     return Status::error("bad header size " + std::to_string(hdr));
+  if (reserved != 0)
+    return Status::error("header: reserved field is " + std::to_string(reserved) + ", not 0");
   if (plen != size - kBModelHeaderBytes)
     return Status::error("truncated or padded bmodel: header declares a payload of " +
                          std::to_string(plen) + " bytes but the file holds " +
@@ -391,13 +455,17 @@ Status parseBModel(const uint8_t *data, size_t size, BModel &out) {
 
   BModel m;
   bool haveTarget = false, havePlan = false, haveWeights = false;
+  std::set<uint32_t> singles; // every section but NETW appears at most once
   In s{payload, size_t(plen), 0, "bmodel"};
   for (uint32_t k = 0; k < count; ++k) {
     uint32_t t = s.u32("section tag");
-    s.u32("section flags");
+    uint32_t flags = s.u32("section flags");
     uint64_t len = s.u64("section length");
     if (!s.err.ok())
       return s.err;
+    if (flags != 0)
+      return Status::error("section " + std::to_string(k) + ": flags are " +
+                           std::to_string(flags) + ", not 0");
     if (len > s.size - s.pos)
       return Status::error("section " + std::to_string(k) + " length " + std::to_string(len) +
                            " exceeds the remaining " + std::to_string(s.size - s.pos) + " bytes");
@@ -405,6 +473,8 @@ Status parseBModel(const uint8_t *data, size_t size, BModel &out) {
     s.pos += size_t(len);
     char name[5] = {char(t), char(t >> 8), char(t >> 16), char(t >> 24), 0};
     In b{body, size_t(len), 0, std::string("section ") + name};
+    if (t != kTagNetwork && !singles.insert(t).second)
+      return Status::error(std::string("duplicate section '") + name + "'");
     if (t == kTagTarget) {
       std::string js(reinterpret_cast<const char *>(body), size_t(len));
       TPUC_RETURN_IF_ERROR(parseTarget(js, m.target).withContext("embedded target"));

@@ -260,8 +260,8 @@ Status CModel::init(const Target &t, uint64_t ddr_bytes) {
   ddr_.reset(static_cast<uint8_t *>(std::calloc(std::max<uint64_t>(ddr_bytes, 1), 1)));
   lmem_.reset(static_cast<uint8_t *>(std::calloc(t.lmemTotalBytes(), 1)));
   if (!ddr_ || !lmem_)
-    return Status::error("cannot allocate simulated memory (" +
-                         std::to_string(ddr_bytes) + " bytes DDR)");
+    return Status::error("cannot allocate simulated " + std::string(!ddr_ ? "DDR (" : "local memory (") +
+                         std::to_string(!ddr_ ? ddr_bytes : t.lmemTotalBytes()) + " bytes)");
   ddr_size_ = ddr_bytes;
   return Status::OK();
 }

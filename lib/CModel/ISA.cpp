@@ -606,6 +606,14 @@ public:
         return fail(field, "shape " + shapeStr(a) + " must equal " + shapeStr(b));
     return Status::OK();
   }
+  /// Bounds the inner-loop steps of one instruction (MACs, window cells), so
+  /// that no instruction, however its views alias, runs unboundedly long.
+  Status work(uint64_t steps) const {
+    if (steps > kMaxWork)
+      return fail("shape", "needs " + std::to_string(steps) + " steps, over the limit of " +
+                               std::to_string(kMaxWork) + " for one instruction");
+    return Status::OK();
+  }
   Status round(int v, const char *field) const {
     if (!isValidRoundMode(v))
       return fail(field, "invalid rounding mode " + std::to_string(v));
@@ -787,6 +795,7 @@ public:
       return fail("dst", "shape " + shapeStr(o) + " does not match conv output [" +
                              std::to_string(in.shape[0]) + "," + std::to_string(oc) + "," +
                              std::to_string(oh) + "," + std::to_string(ow) + "]");
+    TPUC_RETURN_IF_ERROR(work(o.numElements() * uint64_t(ic / g) * uint64_t(kh * kw)));
     return kindsMac(o, in, w, &b);
   }
 
@@ -808,6 +817,7 @@ public:
     if (l.shape[1] != o.shape[1] || r.shape[3] != o.shape[3] || l.shape[3] != r.shape[1])
       return fail("dst", "shapes " + shapeStr(l) + " x " + shapeStr(r) + " -> " +
                              shapeStr(o) + " are inconsistent");
+    TPUC_RETURN_IF_ERROR(work(o.numElements() * uint64_t(l.shape[3])));
     return kindsMac(o, l, r, &b);
   }
 
@@ -864,6 +874,7 @@ public:
     int64_t oh = (ph - p[KH]) / p[StrideH] + 1, ow = (pw - p[KW]) / p[StrideW] + 1;
     if (o.shape[0] != in.shape[0] || o.shape[1] != in.shape[1] || o.shape[2] != oh || o.shape[3] != ow)
       return fail("dst", "shape " + shapeStr(o) + " does not match pool output");
+    TPUC_RETURN_IF_ERROR(work(o.numElements() * uint64_t(p[KH]) * uint64_t(p[KW])));
     if (isInt(o.dtype) != isInt(in.dtype))
       return fail("dst", "pooling keeps the integer/float kind of its input");
     return round(p[Round], "iparam[8] (round)");

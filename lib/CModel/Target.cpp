@@ -36,6 +36,10 @@ Status Target::validate() const {
     return bad("lanes must be in [1, 1024]");
   if (lmem_bytes_per_lane == 0 || lmem_bytes_per_lane > (64u << 20))
     return bad("lmem.bytes_per_lane must be in [1, 64 MiB]");
+  // The simulator holds all of it; real chips have tens of MiB.
+  if (lmemTotalBytes() > (1ull << 30))
+    return bad("local memory totals " + std::to_string(lmemTotalBytes()) +
+               " bytes (lanes x lmem.bytes_per_lane); at most 1 GiB is supported");
   if (lmem_banks == 0 || (lmem_banks & (lmem_banks - 1)) ||
       lmem_bytes_per_lane % lmem_banks)
     return bad("lmem.banks must be a power of two dividing bytes_per_lane");

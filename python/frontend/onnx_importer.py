@@ -94,6 +94,13 @@ class OnnxImporter(TopBuilder):
             raise self.fail(f"{what} ('{name}') must be a constant")
         return value
 
+    def require_scalar(self, name: str, what: str) -> float:
+        value = self.require_const(name, what)
+        if np.size(value) != 1:
+            raise self.fail(f"{what} ('{name}') must be a scalar, not of shape "
+                            f"{list(np.shape(value))}")
+        return float(np.ravel(value)[0])
+
     def shape(self, name: str) -> list[int]:
         if name not in self.shapes:
             if name in self.initializers:

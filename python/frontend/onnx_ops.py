@@ -198,9 +198,9 @@ def clip(imp, node):
     lo = a.get("min", -np.inf)
     hi = a.get("max", np.inf)
     if _input(node, 1):
-        lo = float(imp.require_const(node.input[1], "Clip min"))
+        lo = imp.require_scalar(node.input[1], "Clip min")
     if _input(node, 2):
-        hi = float(imp.require_const(node.input[2], "Clip max"))
+        hi = imp.require_scalar(node.input[2], "Clip max")
     return imp.clip(node.output[0], imp.value(node.input[0]), lo, hi)
 
 
@@ -468,7 +468,7 @@ def pad(imp, node):
     if mode not in ("constant", "reflect", "edge"):
         raise imp.fail(f"pad mode '{mode}' is not supported")
     pads = imp.require_const(node.input[1], "Pad pads").astype(np.int64).tolist()
-    value = (float(imp.require_const(node.input[2], "Pad constant_value"))
+    value = (imp.require_scalar(node.input[2], "Pad constant_value")
              if _input(node, 2) else 0.0)
     if _input(node, 3):
         axes = [a % rank for a in imp.require_const(node.input[3], "Pad axes").tolist()]

@@ -38,12 +38,79 @@ def load_model(path: str | Path) -> onnx.ModelProto:
         raise FrontendError("no such file", model=path)
     try:
         model = onnx.load(path)
-    except (DecodeError, ValueError, OSError) as e:
-        raise FrontendError(f"not a valid ONNX file ({e})", model=path) from None
+    except (DecodeError, ValueError, OSError, onnx.checker.ValidationError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise FrontendError(f"not a valid ONNX file ({reason})", model=path) from None
     if not model.graph.node:
         raise FrontendError("not a valid ONNX file (graph has no nodes)",
                             model=path)
     return model
+
+
+# Bounds on an input's static shape, far above any model this toolchain
+# compiles, so that a corrupt dim fails here rather than as an overflow later.
+MAX_DIM, MAX_ELEMENTS = (1 << 31) - 1, 1 << 36
+
+_NUMERIC = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16,
+            onnx.TensorProto.DOUBLE, onnx.TensorProto.INT8, onnx.TensorProto.UINT8,
+            onnx.TensorProto.INT16, onnx.TensorProto.UINT16, onnx.TensorProto.INT32,
+            onnx.TensorProto.UINT32, onnx.TensorProto.INT64, onnx.TensorProto.UINT64,
+            onnx.TensorProto.BOOL}
+
+
+def check_structure(model: onnx.ModelProto, name: str, opset: int) -> None:
+    """What must hold before anything runs the model: a known IR version,
+    unique output names, attributes the op's schema knows with the schema's
+    types, and numeric inputs."""
+    if not 3 <= model.ir_version <= onnx.IR_VERSION:
+        raise FrontendError(f"IR version {model.ir_version} is not supported "
+                            f"(this onnx reads 3 to {onnx.IR_VERSION})", model=name)
+    seen: set[str] = set()
+    for o in model.graph.output:
+        if o.name in seen:
+            raise FrontendError(f"graph output '{o.name}' is listed twice", model=name)
+        seen.add(o.name)
+    produced: set[str] = set()
+    for node in model.graph.node:
+        for out in node.output:
+            if out and out in produced:
+                raise FrontendError(f"tensor '{out}' is produced twice", model=name,
+                                    node=node.name, op=node.op_type)
+            produced.add(out)
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        try:
+            schema = onnx.defs.get_schema(node.op_type, opset, node.domain)
+            latest = onnx.defs.get_schema(node.op_type, node.domain)
+        except onnx.defs.SchemaError:
+            continue  # unknown ops are reported by the importer
+        for a in node.attribute:
+            # An attribute of a later version of the op is the importer's to judge.
+            want = schema.attributes.get(a.name) or latest.attributes.get(a.name)
+            if want is None:
+                raise FrontendError(f"unknown attribute '{a.name}'", model=name,
+                                    node=node.name, op=node.op_type)
+            if a.type != want.type:
+                raise FrontendError(
+                    f"attribute '{a.name}' is {onnx.AttributeProto.AttributeType.Name(a.type)},"
+                    f" the op takes {onnx.AttributeProto.AttributeType.Name(want.type)}",
+                    model=name, node=node.name, op=node.op_type)
+
+
+def check_inputs(model: onnx.ModelProto, name: str) -> None:
+    """Inputs are numeric tensors with positive, bounded static dims."""
+    for vi in graph_inputs(model):
+        t = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type") or t.elem_type not in _NUMERIC:
+            kind = (onnx.TensorProto.DataType.Name(t.elem_type)
+                    if vi.type.HasField("tensor_type") else vi.type.WhichOneof("value"))
+            raise FrontendError(f"input '{vi.name}' is of type {kind}; only numeric "
+                                f"tensors are supported", model=name)
+        dims = _static_dims(vi) or []
+        if any(d <= 0 or d > MAX_DIM for d in dims) or int(np.prod(dims, dtype=object)) > MAX_ELEMENTS:
+            raise FrontendError(f"input '{vi.name}' has shape {dims}: dims must be in "
+                                f"[1, {MAX_DIM}] and the elements at most {MAX_ELEMENTS}",
+                                model=name)
 
 
 def _default_opset(model: onnx.ModelProto, name: str) -> int:
@@ -288,14 +355,16 @@ def prepare(path: str | Path, input_shapes: list[list[int]] | None = None
     name = str(path)
     model = upgrade_opset(load_model(path), name)
     opset = opset_of(model, name)
+    check_structure(model, name, opset)
     override_input_shapes(model, input_shapes, name)
     for vi in graph_inputs(model):
-        if _static_dims(vi) is None:
+        if vi.type.HasField("tensor_type") and _static_dims(vi) is None:
             dims = [d.dim_value or d.dim_param or "?"
                     for d in vi.type.tensor_type.shape.dim]
             raise FrontendError(
                 f"input '{vi.name}' has a dynamic shape {dims}; give a static "
                 f"one with --input_shapes", model=name)
+    check_inputs(model, name)
     _constants_to_initializers(model.graph)
     # Stale shapes of overridden inputs would contradict inference.
     _clear_inferred_shapes(model)

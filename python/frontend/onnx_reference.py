@@ -19,6 +19,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from .errors import FrontendError
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["graph_inputs", "make_test_inputs", "run_reference", "topological_nodes"]
@@ -153,14 +155,17 @@ def run_reference(
     model: str | os.PathLike | onnx.ModelProto,
     inputs: Mapping[str, np.ndarray],
     all_tensors: bool = True,
+    name: str = "",
 ) -> dict[str, np.ndarray]:
     """Run ``model`` in onnxruntime (CPU, no graph optimizations).
 
     Returns the inputs, then every node output in topological order (when
     ``all_tensors``), then any remaining graph outputs, keyed by ONNX name.
     Raises ValueError naming the input when one is missing, unknown, or has
-    the wrong dtype or shape.
+    the wrong dtype or shape, and FrontendError (naming ``name``, else the
+    file) when onnxruntime cannot run the model.
     """
+    name = name or (str(model) if not isinstance(model, onnx.ModelProto) else "")
     model = _load(model)
     feeds = _check_inputs(model, inputs)
     graph_outputs = [o.name for o in model.graph.output]
@@ -172,10 +177,17 @@ def run_reference(
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.log_severity_level = 3  # exposed intermediates can trigger shape-merge warnings
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    options.log_severity_level = 4  # failures are raised below, not logged too
     fetch = [n for n in order if n not in feeds]
-    values = session.run(fetch, feeds)
+    try:
+        session = ort.InferenceSession(model.SerializeToString(), options,
+                                       providers=["CPUExecutionProvider"])
+        values = session.run(fetch, feeds)
+    except Exception as e:  # onnxruntime raises its own unrelated classes
+        lines = [ln for ln in str(e).splitlines() if ln.strip()]
+        raise FrontendError("onnxruntime cannot run the model: "
+                            + (lines[0] if lines else type(e).__name__),
+                            model=name or model.graph.name) from None
 
     result: dict[str, np.ndarray] = dict(feeds)
     result.update(zip(fetch, values))

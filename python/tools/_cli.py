@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
+from typing import Callable
 
 from ..compare import CompareResult, Tolerance
 from .npz_tool import format_table
@@ -31,6 +33,48 @@ def setup_progress(args: argparse.Namespace) -> None:
 
     if getattr(args, "no_progress", False):
         progress.set_enabled(False)
+
+
+def add_debug_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--debug", action="store_true",
+                   help="show the Python traceback of an error instead of one line")
+
+
+def one_line(exc: BaseException) -> str:
+    """The exception as one line: its message's lines joined, or its type."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return " | ".join(lines) if lines else type(exc).__name__
+
+
+def guarded(prog: str, body: Callable[[], int], debug: bool = False, code: int = 1) -> int:
+    """Runs a CLI's body: any error becomes one line on stderr and exit
+    ``code`` (130 on Ctrl-C), never a traceback unless ``debug``.
+
+    Errors the library raises for bad input (ValueError and its subclasses:
+    FrontendError, NpzError, ...; CompileError, ChipError, OSError) print their
+    message; anything else also names its type, as it means the input reached
+    a case nobody anticipated."""
+    from ..compiler import CompileError
+    from ..runtime import ChipError
+
+    try:
+        return body()
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - the one place that turns errors into exit codes
+        if debug:
+            raise
+        expected = (ValueError, OSError, CompileError, ChipError)
+        msg = one_line(e)
+        if isinstance(e, (FileExistsError, NotADirectoryError)) and e.filename:
+            msg = f"{e.filename}: is a file where a directory is needed ({e.strerror})"
+        elif isinstance(e, OSError) and e.filename:
+            msg = f"{e.filename}: {e.strerror or msg}"
+        if not isinstance(e, expected):
+            msg = f"{type(e).__name__}: {msg} (rerun with --debug for a traceback)"
+        print(f"{prog}: error: {msg}", file=sys.stderr)
+        return code
 
 
 def setup_logging(verbose: bool) -> None:

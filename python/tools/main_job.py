@@ -17,7 +17,7 @@ from pathlib import Path
 from ..compare import compare, load_npz
 from ..deploy import deploy
 from ..transform import transform
-from ._cli import print_comparison, print_deploy_stats
+from ._cli import add_debug_arg, guarded, print_comparison, print_deploy_stats
 from ..calibration.driver import calibrate
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,8 +30,13 @@ def main(argv: list[str] | None = None) -> int:
                    "(default: tpu_edge and tpu_pro)")
     p.add_argument("--workdir", type=Path, default=REPO / "work")
     p.add_argument("-v", "--verbose", action="store_true", help="print every row")
+    add_debug_arg(p)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    return guarded("main_job", lambda: _run(args), args.debug)
+
+
+def _run(args: argparse.Namespace) -> int:
     chips = args.chip or ["tpu_edge", "tpu_pro"]
 
     model = REPO / "models" / f"{args.model}.onnx"

@@ -13,11 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..compare import NpzError
-from ..compiler import CompileError
 from ..deploy import LAYER_GROUP_DEFAULT, MODES, deploy
-from ..runtime import ChipError
-from ._cli import add_compare_args, add_progress_arg, setup_progress, print_comparison, print_deploy_stats, setup_logging
+from ._cli import (add_compare_args, add_debug_arg, add_progress_arg, guarded,
+                   print_comparison, print_deploy_stats, setup_logging, setup_progress)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(layer_group=LAYER_GROUP_DEFAULT)
     add_compare_args(p)
     add_progress_arg(p)
+    add_debug_arg(p)
     return p
 
 
@@ -55,18 +54,17 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.verbose)
     setup_progress(args)
-    try:
-        r = deploy(args.mlir, quantize=args.quantize, chip=args.chip,
-                   model_path=args.model, test_input=args.test_input,
-                   test_reference=args.test_reference, compare_all=args.compare_all,
-                   tolerance=args.tolerance, excepts=tuple(args.excepts),
-                   layer_group=args.layer_group,
-                   calibration_table=args.calibration_table,
-                   asymmetric=args.asymmetric, quantize_table=args.quantize_table)
-    except (CompileError, ChipError, NpzError, FileNotFoundError, ValueError) as e:
-        msg = str(e).strip().replace("\n", " | ")
-        print(f"model_deploy.py: error: {msg}", file=sys.stderr)
-        return 1
+    return guarded("model_deploy.py", lambda: _run(args), args.debug)
+
+
+def _run(args: argparse.Namespace) -> int:
+    r = deploy(args.mlir, quantize=args.quantize, chip=args.chip,
+               model_path=args.model, test_input=args.test_input,
+               test_reference=args.test_reference, compare_all=args.compare_all,
+               tolerance=args.tolerance, excepts=tuple(args.excepts),
+               layer_group=args.layer_group,
+               calibration_table=args.calibration_table,
+               asymmetric=args.asymmetric, quantize_table=args.quantize_table)
     print(f"wrote {r.tpu_mlir}, {r.final_mlir} and {r.bmodel} ({r.compile_seconds:.2f} s)")
     if r.tpu_comparison is not None:
         print_comparison(r.tpu_comparison, "Tpu interpreter", "reference", args.verbose)

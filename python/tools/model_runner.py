@@ -24,7 +24,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from ._cli import add_progress_arg, setup_progress
+from ._cli import add_debug_arg, add_progress_arg, guarded, setup_progress
 
 
 def _npz_safe(arr: np.ndarray) -> np.ndarray:
@@ -34,13 +34,15 @@ def _npz_safe(arr: np.ndarray) -> np.ndarray:
 
 def run_model(model: str, input_npz: str, output_npz: Optional[str] = None,
               dump_all_tensors: bool = False, trace: Optional[str] = None,
-              net=0):
+              net=0, input_layout: str = "nchw"):
     """Library entry point: run ``model`` on the arrays in ``input_npz``.
 
     Returns the :class:`tpuc.runtime.RunResult`; writes ``output_npz`` when
-    given. Only ``.bmodel`` files are handled here.
+    given. Every input must have the model's shape (dims of 1 aside); with
+    ``input_layout="nhwc"`` 4-D arrays are transposed to NCHW first.
     """
     from tpuc import runtime
+    from tpuc.transform import check_input_shape, load_inputs
 
     path = Path(model)
     if path.suffix not in (".bmodel", ".mlir"):
@@ -49,14 +51,14 @@ def run_model(model: str, input_npz: str, output_npz: Optional[str] = None,
         raise FileNotFoundError(f"input file not found: {input_npz}")
     if path.suffix == ".mlir":
         return _run_mlir(path, input_npz, output_npz, dump_all_tensors)
-    with np.load(input_npz) as data:
-        arrays: Dict[str, np.ndarray] = {k: data[k] for k in data.files}
     m = runtime.Model(path)
-    names = [s.name for s in m.input_specs(net)]
-    missing = [n for n in names if n not in arrays]
-    if missing:
-        raise ValueError(f"input file {input_npz} lacks input(s) {missing} "
-                         f"(it has {sorted(arrays)})")
+    specs = m.input_specs(net)
+    arrays = load_inputs(input_npz, [s.name for s in specs])
+    if input_layout == "nhwc":
+        arrays = {k: v.transpose(0, 3, 1, 2) if v.ndim == 4 else v for k, v in arrays.items()}
+    for s in specs:
+        check_input_shape(arrays[s.name], s.name, s.shape, input_npz)
+    names = [s.name for s in specs]
     result = m.run({n: arrays[n] for n in names}, net=net, dump_all_tensors=dump_all_tensors)
     if trace:
         m.write_trace(trace)
@@ -91,29 +93,26 @@ def _run_mlir(path: Path, input_file: str, output_npz: Optional[str],
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="model_runner", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True, help="compiled .bmodel, or an .mlir to interpret")
-    parser.add_argument("--input", required=True, help=".npz with one array per input name")
+    parser.add_argument("--input", required=True,
+                        help=".npz with one array per input name, or an .npy for one input")
     parser.add_argument("--output", help=".npz to write outputs to")
     parser.add_argument("--dump_all_tensors", action="store_true",
                         help="also store every named intermediate tensor in the output")
     parser.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
     parser.add_argument("--net", default="0", help="network name or index (default 0)")
+    parser.add_argument("--input_layout", choices=["nchw", "nhwc"], default="nchw",
+                        help="layout of 4-D input arrays (default nchw, the model's)")
+    add_debug_arg(parser)
     add_progress_arg(parser)
     args = parser.parse_args(argv)
     setup_progress(args)
+    return guarded("model_runner", lambda: _run(args), args.debug)
+
+
+def _run(args: argparse.Namespace) -> int:
     net = int(args.net) if args.net.isdigit() else args.net
-    try:
-        from tpuc.compiler import CompileError
-        from tpuc.runtime import ChipError
-    except ImportError as e:  # broken installation
-        print(f"model_runner: error: cannot import tpuc.runtime: {e}", file=sys.stderr)
-        return 2
-    try:
-        result = run_model(args.model, args.input, args.output, args.dump_all_tensors,
-                           args.trace, net)
-    except (ChipError, CompileError, ValueError, OSError, KeyError) as e:
-        msg = str(e).strip().replace("\n", " ")
-        print(f"model_runner: error: {msg}", file=sys.stderr)
-        return 1
+    result = run_model(args.model, args.input, args.output, args.dump_all_tensors,
+                       args.trace, net, args.input_layout)
     if hasattr(result, "stats"):
         print(result.stats.summary())
     if args.output:

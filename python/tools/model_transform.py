@@ -5,12 +5,11 @@ import argparse
 import ast
 import sys
 
-from ..compiler import CompileError
-from ..frontend.errors import FrontendError
 from ..frontend.onnx_importer import check_onnx
 from ..preprocess import CHANNEL_FORMATS, PIXEL_FORMATS, Preprocess
 from ..transform import transform
-from ._cli import add_compare_args, add_progress_arg, setup_progress, names_list, print_comparison, setup_logging
+from ._cli import (add_compare_args, add_debug_arg, add_progress_arg, guarded, names_list,
+                   print_comparison, setup_logging, setup_progress)
 
 
 def _shapes(text: str) -> list[list[int]]:
@@ -69,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="resize keeping the aspect ratio, pad with zeros")
     add_compare_args(p)
     add_progress_arg(p)
+    add_debug_arg(p)
     return p
 
 
@@ -98,16 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     for flag in ("model_name", "mlir"):
         if getattr(args, flag) is None:
             parser.error(f"the following arguments are required: --{flag}")
-    try:
-        preprocess = preprocess_from_args(args)
-        result = transform(args.model_name, args.model_def, args.mlir,
-                           input_shapes=args.input_shapes, test_input=args.test_input,
-                           test_result=args.test_result, output_names=args.output_names,
-                           excepts=tuple(args.excepts), tolerance=args.tolerance,
-                           preprocess=preprocess)
-    except (FrontendError, CompileError, ValueError, FileNotFoundError) as e:
-        print(f"model_transform.py: error: {e}", file=sys.stderr)
-        return 1
+    return guarded("model_transform.py", lambda: _run(args), args.debug)
+
+
+def _run(args: argparse.Namespace) -> int:
+    result = transform(args.model_name, args.model_def, args.mlir,
+                       input_shapes=args.input_shapes, test_input=args.test_input,
+                       test_result=args.test_result, output_names=args.output_names,
+                       excepts=tuple(args.excepts), tolerance=args.tolerance,
+                       preprocess=preprocess_from_args(args))
     print(f"wrote {result.mlir} and {result.weight_file} in {result.seconds:.2f} s")
     if result.comparison is not None:
         print_comparison(result.comparison, "Top interpreter", "onnxruntime",

@@ -27,7 +27,7 @@ from tpuc.compare import CompareResult, NpzError, Status, TensorComparison, Tole
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 
 
-class _UsageError(Exception):
+class _UsageError(ValueError):
     """Bad command line; reported as one line with exit code 2."""
 
 
@@ -158,6 +158,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="npz_tool.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--debug", action="store_true",
+                        help="show the Python traceback of an error instead of one line")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
 
     def add_pair(p: argparse.ArgumentParser) -> None:
@@ -191,18 +193,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from tpuc.tools._cli import guarded  # _cli imports this module; also run as a script
+
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:
         args = build_parser().parse_args(argv)
-        return args.func(args)
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
-    except (_UsageError, NpzError, TableError) as exc:
+    except _UsageError as exc:
         print(f"npz_tool.py: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except OSError as exc:  # e.g. plot output directory missing
-        print(f"npz_tool.py: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    return guarded("npz_tool.py", lambda: args.func(args), args.debug, code=EXIT_BAD_INPUT)
 
 
 if __name__ == "__main__":

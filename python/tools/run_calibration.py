@@ -13,8 +13,7 @@ import argparse
 import sys
 
 from ..calibration import DEFAULT_BINS, DEFAULT_PERCENTILE, METHODS, calibrate
-from ..compiler import CompileError
-from ._cli import add_progress_arg, setup_logging, setup_progress
+from ._cli import add_debug_arg, add_progress_arg, guarded, setup_logging, setup_progress
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache_dir", help="histogram cache directory (default: the output's)")
     add_progress_arg(p)
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    add_debug_arg(p)
     return p
 
 
@@ -40,13 +40,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.verbose)
     setup_progress(args)
-    try:
-        r = calibrate(args.mlir, args.dataset, args.output, input_num=args.input_num,
-                      method=args.method, percentile=args.percentile, bins=args.histogram_bins,
-                      cache_dir=args.cache_dir, progress=not args.no_progress)
-    except (CompileError, ValueError, OSError) as e:  # CalibrationError is a ValueError
-        print(f"run_calibration.py: error: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 1
+    return guarded("run_calibration.py", lambda: _run(args), args.debug)
+
+
+def _run(args: argparse.Namespace) -> int:
+    r = calibrate(args.mlir, args.dataset, args.output, input_num=args.input_num,
+                  method=args.method, percentile=args.percentile, bins=args.histogram_bins,
+                  cache_dir=args.cache_dir, progress=not args.no_progress)
     source = "cached histograms" if r.from_cache else f"{r.samples} samples in {r.collect_seconds:.2f} s"
     print(f"wrote {r.path} ({len(r.table)} tensors, {args.method}, {source}) in {r.seconds:.2f} s")
     return 0

@@ -39,6 +39,10 @@ constexpr int kNumFParams = 4;
 /// Largest accepted extent of one dimension and total elements of one operand.
 constexpr uint32_t kMaxDim = 1u << 24;
 constexpr uint64_t kMaxElements = 1ull << 30;
+/// Largest accepted inner-loop work of one instruction (MACs of a conv or
+/// matmul, window cells of a pool), far above any layer the compiler emits,
+/// so a mutated window or shape cannot make the simulator hang.
+constexpr uint64_t kMaxWork = 1ull << 32;
 
 enum class Engine : uint8_t { TIU = 0, GDMA = 1 };
 enum class Space : uint8_t { None = 0, DDR = 1, LMEM = 2 };
@@ -266,6 +270,15 @@ Status validateInstruction(const Instruction &inst, size_t index,
 /// Ids, waits and engine fields of both streams (see the scheme above).
 Status validateStreams(const std::vector<Instruction> &tiu,
                        const std::vector<Instruction> &gdma);
+
+/// Proves the streams race-free: every pair of TIU and GDMA instructions
+/// whose memory footprints overlap, one of them writing, is ordered by wait
+/// ids (transitively, through program order), and no wait can deadlock.
+/// Errors name both instructions. Gives up with an error beyond `maxPairs`
+/// concurrently runnable pairs, so the check's own work stays bounded.
+Status checkHazards(const std::vector<Instruction> &tiu,
+                    const std::vector<Instruction> &gdma, const Target &t,
+                    uint64_t maxPairs = uint64_t(1) << 26);
 
 } // namespace chip
 } // namespace tpuc

@@ -63,6 +63,27 @@ FailureOr<WeightData> WeightOp::readTyped() {
     return emitOpError() << "weight '" << getOpName(*this) << "' has "
                          << (*data)->numElements() << " elements, type needs "
                          << expect;
+  // Same size is not enough: a transposed array would be read in the wrong
+  // order. Only dims of 1 may differ (a bias stored as [C] for [1,C,1,1]).
+  auto nonUnit = [](ArrayRef<int64_t> dims) {
+    SmallVector<int64_t> out;
+    llvm::copy_if(dims, std::back_inserter(out), [](int64_t d) { return d != 1; });
+    return out;
+  };
+  ArrayRef<int64_t> want = getShape(getOutput());
+  if (nonUnit((*data)->shape) != nonUnit(want)) {
+    auto str = [](ArrayRef<int64_t> dims) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << "[";
+      llvm::interleave(dims, os, ", ");
+      os << "]";
+      return s;
+    };
+    return emitOpError() << "weight '" << getOpName(*this) << "' has shape "
+                         << str((*data)->shape) << " in '" << *file
+                         << "', its type needs " << str(want);
+  }
   return *data;
 }
 

@@ -1,0 +1,144 @@
+"""The bmodel verifier run at load: every field and section checked, the
+I/O table consistent with the code, every instruction's work bounded, and
+the hazard check proving the two engines race-free. Each damaged file keeps
+a valid checksum (bmodel_bytes.reseal), so the check behind it is reached."""
+from __future__ import annotations
+
+import re
+import struct
+
+import numpy as np
+import pytest
+
+from conftest import INPUT, tool
+from tpuc import runtime as rt
+from tpuc.testing import bmodel_bytes as bb
+
+
+@pytest.fixture(scope="module")
+def raw(tiny):
+    return (tiny / "tiny.bmodel").read_bytes()
+
+
+def reject(data: bytes, pattern: str) -> str:
+    with pytest.raises(rt.ChipError, match=pattern) as e:
+        rt.Model(bytes(data))
+    return str(e.value)
+
+
+def edited(raw: bytes, edit) -> bytes:
+    """`raw` re-encoded (unvalidated) after `edit(bm, parts)` changed the lists
+    in parts ("tiu", "gdma", "inputs", "outputs") of network 0."""
+    bm = rt._rt.parse_bmodel(raw)
+    net = bm.networks[0]
+    parts = {k: list(getattr(net, k)) for k in ("tiu", "gdma", "inputs", "outputs")}
+    edit(bm, parts)
+    for k, v in parts.items():
+        setattr(net, k, v)
+    bm.networks = [net]
+    return bytes(rt._rt.serialize_bmodel(bm, validate=False))
+
+
+def no_waits(bm, p, engines=("tiu", "gdma")):
+    for e in engines:
+        for i in p[e]:
+            i.wait_id = 0
+
+
+def test_shipped_model_verifies_and_runs(raw):
+    m = rt.Model(raw)
+    x = dict(np.load(INPUT))
+    out = m.run(x).outputs
+    assert out and all(np.isfinite(v).all() for v in out.values())
+
+
+def test_every_wait_removed_is_a_race_naming_both_instructions(raw):
+    msg = reject(edited(raw, no_waits), "race: ")
+    assert re.search(r"TIU instruction #\d+ \(id \d+, [\w.]+\)", msg), msg
+    assert re.search(r"GDMA instruction #\d+ \(id \d+, [\w.]+\)", msg), msg
+    assert "no wait orders the two" in msg
+
+
+def test_one_wait_dropped_is_caught(raw):
+    # Dropping the first load wait of a compute instruction races.
+    k = next(k for k, i in enumerate(rt._rt.parse_bmodel(raw).networks[0].tiu) if i.wait_id)
+
+    def drop(bm, p):
+        p["tiu"][k].wait_id = 0
+    reject(edited(raw, drop), rf"race: .*TIU instruction #{k} ")
+
+
+def test_deadlock(raw):
+    def cycle(bm, p):
+        p["tiu"][0].wait_id = p["gdma"][0].wait_id = 1
+    reject(edited(raw, cycle), "deadlock: TIU instruction #0")
+
+
+def test_store_into_weight_region(raw):
+    k = max(k for k, g in enumerate(rt._rt.parse_bmodel(raw).networks[0].gdma)
+            if g.dst.space == rt.Space.DDR)
+
+    def store(bm, p):
+        d = p["gdma"][k].dst
+        d.addr = bm.plan.weight_addr
+        p["gdma"][k].dst = d
+    reject(edited(raw, store), rf"GDMA instruction #{k} .* outside the activation region")
+
+
+def test_input_dtype_contradicts_code(raw):
+    def retype(bm, p):
+        p["inputs"][0].dtype = rt.DType.F16
+    reject(edited(raw, retype), "input '.*' is f16 but GDMA instruction #0 .* reads it as f32")
+
+
+def test_output_dtype_contradicts_code(raw):
+    def retype(bm, p):
+        p["outputs"][0].dtype = rt.DType.INT8
+    reject(edited(raw, retype), "output '.*' is int8 but GDMA instruction .* stores f32")
+
+
+@pytest.mark.parametrize("field", ["inputs", "outputs"])
+def test_network_without_inputs_or_outputs(raw, field):
+    def drop(bm, p):
+        p[field] = []
+    reject(edited(raw, drop), "needs at least one input and one output")
+
+
+def test_reserved_header_field(raw):
+    b = bytearray(raw)
+    b[36] = 1
+    reject(bb.reseal(b), "reserved field is 1")
+
+
+def test_section_flags(raw):
+    b = bytearray(raw)
+    s = bb.sections(raw)[1]
+    struct.pack_into("<I", b, s.offset + 4, 4)
+    reject(bb.reseal(b), "section 1: flags are 4")
+
+
+def test_duplicate_section(raw):
+    secs = bb.sections(raw)
+    plan = next(s for s in secs if s.tag == b"PLAN")
+    dup = raw[plan.offset:plan.body + plan.length]
+    reject(bb.reseal(raw + dup, count=len(secs) + 1), "duplicate section 'PLAN'")
+
+
+def test_pool_window_work_is_bounded():
+    # A 4096x4096 window (pads 4095) over 65536 stride-0 channels: 1.1e12
+    # additions if accepted.
+    t = rt.load_target("tpu_edge")
+    src = rt.lmem_tensor(0, [1, 65536, 1, 1], rt.DType.F32, 0)
+    dst = rt.lmem_tensor(64, [1, 65536, 1, 1], rt.DType.F32, 0)
+    src.stride = dst.stride = [0, 0, 0, 0]
+    inst = rt.make_pool(rt.PoolMode.AVG, dst, src, [4096, 4096], [4096, 4096],
+                        [4095, 4095, 4095, 4095])
+    with pytest.raises(rt.ChipError, match="steps, over the limit"):
+        inst.validate(t, 1 << 20)
+
+
+def test_model_runner_reports_a_race_in_one_line(raw, tmp_path):
+    bad = tmp_path / "race.bmodel"
+    bad.write_bytes(edited(raw, lambda bm, p: no_waits(bm, p, ("tiu",))))
+    tool("model_runner", "--model", bad, "--input", INPUT).assert_clean_error(
+        "race.bmodel", "race: ")
