@@ -294,7 +294,11 @@ Status CModel::compute(const Instruction &inst, Pending &p) {
     p.data = std::move(spare_.back());
     spare_.pop_back();
   }
-  return executeInstruction(inst, memView(), p.data);
+  TPUC_RETURN_IF_ERROR(executeInstruction(inst, memView(), p.data));
+  if (!fault_.empty() && !p.data.empty() &&
+      (fault_ == opcodeName(inst.op) || fault_ == instructionName(inst)))
+    p.data.back() ^= 0x40; // the last element's top byte: sign/exponent or a large int step
+  return Status::OK();
 }
 
 void CModel::commit(Pending &p) {
@@ -323,6 +327,8 @@ Status CModel::run(const std::vector<Instruction> &tiu,
   for (size_t k = 0; k < gdma.size(); ++k)
     TPUC_RETURN_IF_ERROR(validateInstruction(gdma[k], k, target_, reg));
 
+  const char *fault = std::getenv("TPUC_CMODEL_FAULT");
+  fault_ = fault ? fault : "";
   stats = RunStats();
   stats.clock_mhz = target_.clock_mhz;
   std::vector<uint64_t> tiuEnd(tiu.size()), gdmaEnd(gdma.size());

@@ -100,6 +100,11 @@ private:
   std::unique_ptr<uint8_t[], void (*)(void *)> lmem_{nullptr, free};
   uint64_t ddr_size_ = 0;
   std::vector<std::vector<uint8_t>> spare_; // result buffers to reuse
+  // Test-only fault injection: results of instructions of this name
+  // (instructionName or opcode name, from TPUC_CMODEL_FAULT) are corrupted,
+  // so tools that compare the chip with a reference can be shown to catch
+  // a wrong kernel. Empty: off.
+  std::string fault_;
 };
 
 /// Chrome / Perfetto trace (one track per engine, times in microseconds).

@@ -175,3 +175,13 @@ def test_fallback_on_a_training_step(trainer, monkeypatch):
     assert got == pytest.approx(want, rel=1e-4)
     assert {op for _, op in fb.calls} == {"aten.mm.default"}
     assert any(g.startswith("backward") for g, _ in fb.calls)
+
+
+def test_autocompare_finds_a_planted_wrong_kernel(monkeypatch):
+    # The cmodel corrupts every convolution's result (test-only switch).
+    monkeypatch.setenv("TPUC_CMODEL_FAULT", "conv")
+    run, _ = infer()
+    with op_tools.OpAutoCompare(csv_path=None, failures_dir="fail") as tool:
+        run()
+    bad = {r.op for r in tool.rows if not r.allclose}
+    assert bad == {"aten.convolution.default"}, tool.table()
