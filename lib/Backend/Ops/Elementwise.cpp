@@ -85,6 +85,14 @@ LogicalResult streamBinary(CodegenContext &ctx, const Tensor &a,
                        << ctx.op()->getOperand(0).getType() << " with "
                        << ctx.op()->getOperand(1).getType()
                        << " (more than 4 dims after merging)";
+  // One dim (a tensor and a broadcast scalar) would put every element on
+  // its own channel row: split it over the lanes instead, as streamFlat does.
+  const int64_t lanes = ctx.lanes();
+  if (dims.size() == 1 && dims[0].size >= lanes && dims[0].size % lanes == 0) {
+    BDim d = dims[0];
+    int64_t w = d.size / lanes;
+    dims.assign({BDim{lanes, d.out * w, d.a * w, d.b * w}, BDim{w, d.out, d.a, d.b}});
+  }
   // Place the coalesced dims as [N, C, H, W], channels on lanes.
   static const int kSlots[5][4] = {
       {}, {1}, {1, 3}, {0, 1, 3}, {0, 1, 2, 3}};
