@@ -1,9 +1,10 @@
 """One device subgraph: FX → Top → Tpu → bmodel, run on the cmodel.
 
-`compile_graph` imports the graph (constants bound as weights), writes the
-stage files (`<name>_top_weights.npz`, `<name>_origin.mlir`, `<name>.mlir`,
-and through `tpuc.deploy` `<name>_tpu.mlir`, `<name>_final.mlir`,
-`<name>.bmodel`) into a cache directory and returns a `DeviceProgram` that
+`compile_graph` imports the graph (constants bound as weights handed to
+the compiler's weight store in memory, no weight file), lowers it in
+process through `tpuc.deploy` without a check run on the cmodel (the
+stage files `<name>_tpu.mlir`, `<name>_final.mlir` and `<name>.bmodel` go
+into a cache directory) and returns a `DeviceProgram` that
 takes the runtime inputs as tensors and returns the graph's outputs in its
 order and dtypes.
 """
@@ -21,7 +22,7 @@ from .. import compiler
 from .. import runtime as rt
 from ..deploy import deploy
 from ..frontend.fx import Output, import_graph
-from ..frontend.top_builder import save_top
+from ..transform import TOP_PIPELINE
 from . import cache
 
 log = logging.getLogger(__name__)
@@ -94,8 +95,15 @@ def compile_graph(gm: GraphModule, example_inputs: Sequence[torch.Tensor],
             entry["consts"] = "consts.pt"
         if not any(o.kind == "result" for o in imported.outputs):
             return entry
-        mlir = save_top(imported.module, imported.weights, directory, name)
-        deploy(mlir, "F32", chip, directory / f"{name}.bmodel")
+        # Weights go to the compiler's store in memory; the bmodel holds them.
+        weight_file = compiler.hold_weights(imported.module, imported.weights,
+                                            f"{directory}/{name}")
+        try:
+            with ctx:
+                compiler.run_pipeline(imported.module, TOP_PIPELINE)
+            deploy(imported.module, "F32", chip, directory / f"{name}.bmodel", run=False)
+        finally:
+            compiler.release_weights(weight_file)
         entry["bmodel"] = f"{name}.bmodel"
         seconds = time.perf_counter() - start
         cache.STATS.compile_seconds.append(seconds)
