@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -31,6 +32,16 @@ _DTYPES = {str(d): d for d in (torch.float32, torch.float16, torch.bfloat16, tor
                                torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool)}
 
 
+@dataclass
+class RunStats:
+    """Device subgraph calls and the cmodel's simulated cycles, summed."""
+    calls: int = 0
+    cycles: int = 0
+
+
+RUNS = RunStats()
+
+
 class DeviceProgram:
     """A loaded bmodel plus how its results map to the graph's outputs."""
 
@@ -44,14 +55,18 @@ class DeviceProgram:
         consts = entry.get("consts")
         self.consts = torch.load(directory / consts) if consts else {}
         self.result_names = [s.name for s in self.model.outputs] if self.model else []
+        self.fed = {s.name for s in self.model.inputs} if self.model else set()
         self.last_cycles = 0
 
     def __call__(self, *inputs: torch.Tensor) -> list:
         if self.model is not None:
+            # Inputs only passed through to outputs are not arguments.
             feeds = {n: t.detach().cpu().contiguous().numpy()
-                     for n, t in zip(self.input_names, inputs)}
+                     for n, t in zip(self.input_names, inputs) if n in self.fed}
             run = self.model.run(feeds)
             self.last_cycles = run.stats.total_cycles
+            RUNS.calls += 1
+            RUNS.cycles += self.last_cycles
         out = []
         for spec in self.outputs:
             kind, dtype = spec["kind"], _DTYPES.get(spec.get("dtype"), torch.float32)
