@@ -1,13 +1,11 @@
 """Shared fixtures of the PyTorch frontend tests."""
-import importlib.util
 import logging
-import sys
-import types
 
 import pytest
 import torch
 
 from tpuc.dynamo import cache
+from tpuc.examples.models import torchvision_models as _torchvision_models
 
 
 @pytest.fixture(autouse=True)
@@ -27,25 +25,10 @@ def tpuc_log(caplog):
 
 
 def torchvision_models():
-    """torchvision.models without running torchvision/__init__: the PyPI
-    wheel's C extension needs a CUDA torch, and the package's import fails
-    without it, while the model definitions are pure Python."""
     try:
-        import torchvision.models as models
-        return models
-    except (ImportError, RuntimeError, OSError):
-        pass
-    spec = importlib.util.find_spec("torchvision")
-    if spec is None:
+        return _torchvision_models()
+    except ImportError:
         pytest.skip("torchvision is not installed (scripts/bootstrap.sh installs it)")
-    for name in [m for m in sys.modules if m == "torchvision" or m.startswith("torchvision.")]:
-        del sys.modules[name]
-    pkg = types.ModuleType("torchvision")
-    pkg.__path__ = list(spec.submodule_search_locations)
-    pkg.__spec__ = spec
-    sys.modules["torchvision"] = pkg
-    import torchvision.models as models
-    return models
 
 
 def randomize(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
