@@ -78,7 +78,8 @@ def test_small_resnet_every_step_matches_eager_from_the_same_weights():
         opt.step()
         opt.zero_grad()
         eager.zero_grad()
-    compiled_now = {k: v - before.get(k, 0) for k, v in backend.GRAPH_COMPILES.items()}
+    compiled_now = {k: v - before.get(k, 0) for k, v in backend.GRAPH_COMPILES.items()
+                    if v != before.get(k, 0)}
     assert compiled_now == {"forward": 1, "backward": 1}
 
 
