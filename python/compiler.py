@@ -178,6 +178,26 @@ def save_weights(module: ir.Module, path: str | Path) -> None:
     _native.save_weights(module, str(path))
 
 
+def hold_weights(module: ir.Module, weights: dict[str, np.ndarray], key: str) -> str:
+    """Hands `weights` to the C++ weight store as typed arrays and points the
+    module at them: no file is written or read. `key` names the in-memory
+    weight file (unique per module); `release_weights(key)` frees it."""
+    file = f"memory:{key}"
+    _native.drop_weights(file)
+    for name, array in weights.items():
+        # np.ascontiguousarray would turn a 0-d array into shape [1].
+        a = np.array(array, order="C", copy=None)
+        _native.add_weight(file, name, a.dtype.str, a)
+    with module.context:
+        module.operation.attributes[WEIGHT_FILE_ATTR] = ir.StringAttr.get(file)
+    return file
+
+
+def release_weights(file: str) -> None:
+    """Frees the in-memory weights `hold_weights` registered as `file`."""
+    _native.drop_weights(file)
+
+
 def interpret(module: ir.Module, inputs: dict[str, np.ndarray],
               all_tensors: bool = False,
               references: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:

@@ -27,8 +27,8 @@ import numpy as np
 
 from . import compiler
 from . import runtime as rt
-from .mlir import ir
 from .compare import CompareResult, Tolerance, compare, load_npz
+from .mlir import ir
 from .preprocess import Preprocess
 from .progress import Stages
 from .transform import load_inputs
@@ -183,12 +183,21 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
            compare_all: bool = False, tolerance=(0.99, 0.99),
            excepts=(), layer_group: bool = LAYER_GROUP_DEFAULT,
            calibration_table=None, asymmetric: bool = False,
-           quantize_table=None) -> DeployResult:
-    """Compile `mlir_path` (a Top module) to a bmodel for `chip`; see module doc."""
+           quantize_table=None, run: bool = True) -> DeployResult:
+    """Compile `mlir_path` (a Top module file, or an `ir.Module` already in
+    memory, which is lowered in place) to a bmodel for `chip`; see module
+    doc. `run=False` only compiles: the bmodel is not run on the cmodel, so
+    the result has no cycles (0) and no comparison."""
     start = time.perf_counter()
-    mlir_path = Path(mlir_path)
-    if not mlir_path.is_file():
-        raise FileNotFoundError(f"{mlir_path}: no such top.mlir")
+    in_memory = isinstance(mlir_path, ir.Module)
+    if in_memory and model_path is None:
+        raise ValueError("deploying a module in memory needs model_path")
+    if not in_memory:
+        mlir_path = Path(mlir_path)
+        if not mlir_path.is_file():
+            raise FileNotFoundError(f"{mlir_path}: no such top.mlir")
+    if not run and test_input is not None:
+        raise ValueError("test_input needs run=True")
     if quantize.upper() not in MODES:
         raise ValueError(f"quantize mode {quantize!r} is not supported "
                          f"(supported: {', '.join(MODES)})")
@@ -202,20 +211,21 @@ def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",
     out_dir.mkdir(parents=True, exist_ok=True)
     name = model_path.stem
 
-    with Stages(f"deploy {name}", 3 + (test_input is not None)) as stages:
+    with Stages(f"deploy {name}", 2 + run + (test_input is not None)) as stages:
         return _deploy(stages, mlir_path, quantize, chip, target, model_path, name,
                        lowering, test_input, test_reference, compare_all, tolerance,
-                       excepts, layer_group, start)
+                       excepts, layer_group, start, run)
 
 
-def _deploy(stages: Stages, mlir_path: Path, quantize: str, chip: str, target,
+def _deploy(stages: Stages, mlir_path, quantize: str, chip: str, target,
             model_path: Path, name: str, lowering: str, test_input, test_reference,
             compare_all: bool, tolerance: Tolerance, excepts, layer_group: bool,
-            start: float) -> DeployResult:
+            start: float, run: bool) -> DeployResult:
     out_dir = model_path.parent
-    ctx = compiler.make_context()
+    in_memory = isinstance(mlir_path, ir.Module)
+    ctx = mlir_path.context if in_memory else compiler.make_context()
     with ctx, stages.step("lower"):
-        module = compiler.load_module(mlir_path, ctx)
+        module = mlir_path if in_memory else compiler.load_module(mlir_path, ctx)
         preprocess = Preprocess.from_module(module)  # for an image test_input
         f32_weights = _f32_weight_bytes(module)
         compiler.run_pipeline(module, f"top-to-tpu-pipeline{{{lowering}}}")
@@ -238,6 +248,12 @@ def _deploy(stages: Stages, mlir_path: Path, quantize: str, chip: str, target,
     log.info("wrote %s, %s and %s (%.2f s)", tpu_mlir, final_mlir, model_path, compile_seconds)
 
     model = rt.Model(model_path)
+    if not run:
+        return DeployResult(
+            tpu_mlir=tpu_mlir, final_mlir=final_mlir, bmodel=model_path, chip=target.name,
+            compile_seconds=compile_seconds, cycles=0, microseconds=0.0,
+            tiu_utilization=0.0, gdma_utilization=0.0, tiu_instructions=0,
+            gdma_instructions=0, roofline=_roofline(module, model, quantize))
     names = [s.name for s in model.inputs]
     inputs = (load_inputs(test_input, names, preprocess,
                           shapes={s.name: s.shape for s in model.inputs})

@@ -101,4 +101,26 @@ NB_MODULE(_tpucDialects, m) {
       },
       nb::arg("module"), nb::arg("path"),
       "Writes the module's weights to an npz and points the module at it.");
+  m.def(
+      "add_weight",
+      [](const std::string &file, const std::string &name,
+         const std::string &descr,
+         nb::ndarray<nb::c_contig, nb::device::cpu, nb::ro> array) {
+        std::vector<int64_t> shape(array.shape_ptr(),
+                                   array.shape_ptr() + array.ndim());
+        tpucAddWeight(mlirStringRefCreate(file.data(), file.size()),
+                      mlirStringRefCreate(name.data(), name.size()),
+                      mlirStringRefCreate(descr.data(), descr.size()),
+                      array.data(), intptr_t(array.nbytes()), shape.data(),
+                      intptr_t(shape.size()));
+      },
+      nb::arg("file"), nb::arg("name"), nb::arg("descr"), nb::arg("array"),
+      "Hands a C-contiguous array (numpy dtype string `descr`) to the weight "
+      "store as weight `name` of `file`, without writing the file.");
+  m.def(
+      "drop_weights",
+      [](const std::string &file) {
+        tpucDropWeights(mlirStringRefCreate(file.data(), file.size()));
+      },
+      nb::arg("file"), "Forgets every weight registered under `file`.");
 }

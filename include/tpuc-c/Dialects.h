@@ -42,6 +42,18 @@ MLIR_CAPI_EXPORTED MlirLogicalResult tpucInterpret(
 MLIR_CAPI_EXPORTED MlirLogicalResult tpucSaveWeights(MlirModule module,
                                                      MlirStringRef path);
 
+/// Hands a typed array to the process-wide weight store as weight `name`
+/// of `file` (which need not exist on disk: a module whose
+/// `top.weight_file` names it reads the weights from memory). `descr` is the
+/// numpy dtype string ("<f4", "|i1", ...), `data` its C-order bytes.
+MLIR_CAPI_EXPORTED void tpucAddWeight(MlirStringRef file, MlirStringRef name,
+                                      MlirStringRef descr, const void *data,
+                                      intptr_t numBytes, const int64_t *shape,
+                                      intptr_t rank);
+
+/// Forgets every weight registered under `file`.
+MLIR_CAPI_EXPORTED void tpucDropWeights(MlirStringRef file);
+
 #ifdef __cplusplus
 }
 #endif

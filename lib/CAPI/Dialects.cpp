@@ -6,6 +6,7 @@
 #include "tpuc/InitAll.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/OpHelpers.h"
+#include "tpuc/Support/WeightStore.h"
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
 #include "mlir/CAPI/Support.h"
@@ -53,3 +54,16 @@ MlirLogicalResult tpucInterpret(MlirModule module, const TpucTensorView *inputs,
 MlirLogicalResult tpucSaveWeights(MlirModule module, MlirStringRef path) {
   return wrap(top::saveWeights(unwrap(module), unwrap(path)));
 }
+
+void tpucAddWeight(MlirStringRef file, MlirStringRef name, MlirStringRef descr,
+                   const void *data, intptr_t numBytes, const int64_t *shape,
+                   intptr_t rank) {
+  tpuc::NpyArray a;
+  a.descr = unwrap(descr).str();
+  a.shape.assign(shape, shape + rank);
+  const char *bytes = static_cast<const char *>(data);
+  a.data.assign(bytes, bytes + numBytes);
+  tpuc::addWeight(unwrap(file), unwrap(name), std::move(a));
+}
+
+void tpucDropWeights(MlirStringRef file) { tpuc::dropWeights(unwrap(file)); }

@@ -88,6 +88,12 @@ void addWeight(StringRef file, StringRef name, NpyArray data) {
       std::make_shared<const NpyArray>(std::move(data));
 }
 
+void dropWeights(StringRef file) {
+  Store &s = store();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.files.erase(absolute(file));
+}
+
 Error writeWeights(StringRef file, ArrayRef<std::string> names,
                    ArrayRef<std::vector<int64_t>> shapes, StringRef path) {
   NpzFile npz;

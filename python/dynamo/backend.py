@@ -18,6 +18,7 @@ import itertools
 import logging
 import os
 import time
+from collections import Counter
 from typing import Sequence
 
 import torch
@@ -35,6 +36,9 @@ log = logging.getLogger("tpuc.dynamo")
 
 DEFAULT_CHIP = "tpu_edge"
 _GRAPH_IDS = itertools.count()
+# AOTAutograd graphs handed to each compiler ("forward", "backward",
+# "inference"): a training loop that recompiles shows here.
+GRAPH_COMPILES: Counter = Counter()
 
 
 def decompositions() -> dict:
@@ -67,10 +71,11 @@ class _DeviceCall(torch.nn.Module):
 class TpuGraph:
     """A compiled AOTAutograd graph (boxed calling convention)."""
 
-    _boxed_call = True
-
     def __init__(self, gm: GraphModule, example_inputs: Sequence, chip: str, kind: str,
                  frozen: set[int]):
+        # An instance attribute: wrappers (torch._dynamo.disable around the
+        # backward) copy the callee's __dict__, not its class attributes.
+        self._boxed_call = True
         self.gm, self.chip, self.kind = gm, chip, kind
         self.frozen = sorted(frozen)
         self.name = f"{kind}_{next(_GRAPH_IDS)}"
@@ -239,6 +244,7 @@ def _static_inputs() -> set[int]:
 
 def _compiler(kind: str, chip: str, freeze: bool):
     def compile_fn(gm: GraphModule, example_inputs):
+        GRAPH_COMPILES[kind] += 1
         reason = _symbolic(example_inputs)
         if reason:
             log.info("tpuc: %s graph runs on the CPU: %s (compile with dynamic=False)",
@@ -254,8 +260,8 @@ def aot_backend(gm: GraphModule, example_inputs, options: dict | None = None, **
     """The `torch.compile` backend ("tpuc"); `options={"chip": "tpu_pro"}`
     picks the chip (default `$TPUC_CHIP`, else tpu_edge)."""
     chip = (options or {}).get("chip") or os.environ.get("TPUC_CHIP", DEFAULT_CHIP)
-    # Inference binds parameters as weights; training graphs (next issue)
-    # take them as runtime inputs, so one binary serves every step.
+    # Inference binds parameters as weights; training graphs take them as
+    # runtime inputs, so one binary serves every step.
     return aot_autograd(
         fw_compiler=_compiler("forward", chip, freeze=False),
         bw_compiler=_compiler("backward", chip, freeze=False),

@@ -1,9 +1,10 @@
 """One device subgraph: FX → Top → Tpu → bmodel, run on the cmodel.
 
-`compile_graph` imports the graph (constants bound as weights), writes the
-stage files (`<name>_top_weights.npz`, `<name>_origin.mlir`, `<name>.mlir`,
-and through `tpuc.deploy` `<name>_tpu.mlir`, `<name>_final.mlir`,
-`<name>.bmodel`) into a cache directory and returns a `DeviceProgram` that
+`compile_graph` imports the graph (constants bound as weights handed to
+the compiler's weight store in memory, no weight file), lowers it in
+process through `tpuc.deploy` without a check run on the cmodel (the
+stage files `<name>_tpu.mlir`, `<name>_final.mlir` and `<name>.bmodel` go
+into a cache directory) and returns a `DeviceProgram` that
 takes the runtime inputs as tensors and returns the graph's outputs in its
 order and dtypes.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -21,13 +23,23 @@ from .. import compiler
 from .. import runtime as rt
 from ..deploy import deploy
 from ..frontend.fx import Output, import_graph
-from ..frontend.top_builder import save_top
+from ..transform import TOP_PIPELINE
 from . import cache
 
 log = logging.getLogger(__name__)
 
 _DTYPES = {str(d): d for d in (torch.float32, torch.float16, torch.bfloat16, torch.float64,
                                torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool)}
+
+
+@dataclass
+class RunStats:
+    """Device subgraph calls and the cmodel's simulated cycles, summed."""
+    calls: int = 0
+    cycles: int = 0
+
+
+RUNS = RunStats()
 
 
 class DeviceProgram:
@@ -43,15 +55,19 @@ class DeviceProgram:
         consts = entry.get("consts")
         self.consts = torch.load(directory / consts) if consts else {}
         self.result_names = [s.name for s in self.model.outputs] if self.model else []
+        self.fed = {s.name for s in self.model.inputs} if self.model else set()
         self.last_cycles = 0
         self.last_stats = None  # RunStats of the last run
 
     def __call__(self, *inputs: torch.Tensor) -> list:
         if self.model is not None:
+            # Inputs only passed through to outputs are not arguments.
             feeds = {n: t.detach().cpu().contiguous().numpy()
-                     for n, t in zip(self.input_names, inputs)}
+                     for n, t in zip(self.input_names, inputs) if n in self.fed}
             run = self.model.run(feeds)
             self.last_cycles, self.last_stats = run.stats.total_cycles, run.stats
+            RUNS.calls += 1
+            RUNS.cycles += self.last_cycles
         out = []
         for spec in self.outputs:
             kind, dtype = spec["kind"], _DTYPES.get(spec.get("dtype"), torch.float32)
@@ -95,8 +111,15 @@ def compile_graph(gm: GraphModule, example_inputs: Sequence[torch.Tensor],
             entry["consts"] = "consts.pt"
         if not any(o.kind == "result" for o in imported.outputs):
             return entry
-        mlir = save_top(imported.module, imported.weights, directory, name)
-        deploy(mlir, "F32", chip, directory / f"{name}.bmodel")
+        # Weights go to the compiler's store in memory; the bmodel holds them.
+        weight_file = compiler.hold_weights(imported.module, imported.weights,
+                                            f"{directory}/{name}")
+        try:
+            with ctx:
+                compiler.run_pipeline(imported.module, TOP_PIPELINE)
+            deploy(imported.module, "F32", chip, directory / f"{name}.bmodel", run=False)
+        finally:
+            compiler.release_weights(weight_file)
         entry["bmodel"] = f"{name}.bmodel"
         seconds = time.perf_counter() - start
         cache.STATS.compile_seconds.append(seconds)

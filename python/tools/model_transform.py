@@ -1,4 +1,6 @@
-"""model_transform.py: ONNX model → top.mlir (+ weights, reference tensors)."""
+"""model_transform.py: an ONNX model (.onnx) or a torch.export program
+(.pt2) → top.mlir (+ weights, reference tensors from onnxruntime or
+PyTorch eager)."""
 from __future__ import annotations
 
 import argparse
@@ -48,7 +50,8 @@ def preprocess_from_args(args: argparse.Namespace) -> Preprocess | None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="model_transform.py", description=__doc__)
     p.add_argument("--model_name", help="name used for output files (required unless --check)")
-    p.add_argument("--model_def", required=True, help="the .onnx model")
+    p.add_argument("--model_def", required=True,
+                   help="the model: .onnx (ONNX) or .pt2 (a torch.export program)")
     p.add_argument("--input_shapes", type=_shapes, help="e.g. [[1,3,224,224]]")
     p.add_argument("--test_input", help=".npz (keys = input names), .npy or an image file")
     p.add_argument("--test_result", help="write the Top interpreter's tensors here")
@@ -109,7 +112,8 @@ def _run(args: argparse.Namespace) -> int:
                        preprocess=preprocess_from_args(args))
     print(f"wrote {result.mlir} and {result.weight_file} in {result.seconds:.2f} s")
     if result.comparison is not None:
-        print_comparison(result.comparison, "Top interpreter", "onnxruntime",
+        reference = "PyTorch" if str(args.model_def).endswith(".pt2") else "onnxruntime"
+        print_comparison(result.comparison, "Top interpreter", reference,
                          verbose=args.verbose)
         return 0 if result.comparison.passed else 1
     return 0

@@ -30,12 +30,13 @@ func.func @int_tensors(%arg0: tensor<1x16xi32>) -> tensor<1x16xi32> {
 
 // -----
 
-func.func @conv_activation_filter(%arg0: tensor<1x2x4x4xf32>, %arg1: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+// A conv reads an activation filter (OIHW in DDR); a deconv does not yet.
+func.func @deconv_activation_filter(%arg0: tensor<1x2x4x4xf32>, %arg1: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("x")
   %w = "top.Input"(%arg1) : (tensor<2x2x1x1xf32>) -> tensor<2x2x1x1xf32> loc("w")
   %n = "top.None"() : () -> none
   // expected-error @+1 {{codegen needs a constant filter (top.Weight)}}
-  %c = "tpu.Conv"(%x, %w, %n) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, none) -> tensor<1x2x4x4xf32>
+  %c = "tpu.Deconv"(%x, %w, %n) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, none) -> tensor<1x2x4x4xf32>
   return %c : tensor<1x2x4x4xf32>
 }
 

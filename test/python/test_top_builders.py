@@ -138,3 +138,51 @@ def test_load_module_error_names_the_file(tmp_path):
         compiler.load_module(bad, compiler.make_context())
     with pytest.raises(FileNotFoundError, match="missing.mlir"):
         compiler.load_module(tmp_path / "missing.mlir", compiler.make_context())
+
+
+def test_weights_held_in_memory_through_lowering_and_codegen(conv_bn_module, tmp_path):
+    """Typed arrays handed to the weight store directly: no npz is read or
+    written, canonicalization's folded weights stay in memory too, and
+    deploy(run=False) compiles the module in place without a cmodel run."""
+    from tpuc import runtime as rt
+    from tpuc.deploy import deploy
+
+    ctx, module, w = conv_bn_module
+    (tmp_path / "w.npz").unlink()  # the fixture's file: nothing may read it
+    x = np.random.default_rng(1).standard_normal((2, 3, 9, 9)).astype(np.float32)
+    file = compiler.hold_weights(module, w, "test/conv_bn")
+    try:
+        with ctx:
+            compiler.run_pipeline(module, "top-shape-infer,canonicalize")
+            top_out = compiler.interpret(module, {"x": x})
+        r = deploy(module, "F32", "tpu_edge", tmp_path / "m.bmodel", run=False)
+    finally:
+        compiler.release_weights(file)
+    assert r.cycles == 0 and r.bmodel.is_file()
+    assert not list(tmp_path.glob("*.npz"))
+    run = rt.Model(r.bmodel).run({"x": x})
+    got = next(iter(run.outputs.values())).reshape(top_out["relu"].shape)
+    np.testing.assert_allclose(got, top_out["relu"], rtol=1e-4, atol=1e-4)
+    # Released: the module's weights are gone from the store.
+    with ctx, pytest.raises(compiler.CompileError, match="not found"):
+        compiler.interpret(module, {"x": x})
+
+
+def test_held_weights_keep_their_dtype(conv_bn_module):
+    """An int8 array reaches the store as int8: a float32 Top weight of the
+    same name reads the integers as their values."""
+    ctx, module, w = conv_bn_module
+    typed = dict(w, **{"conv.w": np.arange(-40, 41, 1, np.int8)[:72].reshape(8, 3, 3, 1)
+                       .repeat(3, axis=3)[:, :, :, :3]})
+    typed["conv.w"] = np.ascontiguousarray(typed["conv.w"])
+    file = compiler.hold_weights(module, typed, "test/typed")
+    try:
+        with ctx:
+            compiler.run_pipeline(module, "top-shape-infer")
+            x = np.random.default_rng(2).standard_normal((2, 3, 9, 9)).astype(np.float32)
+            out = compiler.interpret(module, {"x": x}, all_tensors=True)
+    finally:
+        compiler.release_weights(file)
+    ref = conv_ref(x.astype(np.float64), typed["conv.w"].astype(np.float64), np.zeros(8),
+                   stride=2, pad=1)
+    np.testing.assert_allclose(out["conv"], ref, rtol=1e-4, atol=1e-3)

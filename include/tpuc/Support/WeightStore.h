@@ -27,6 +27,8 @@ llvm::Expected<WeightData> readWeight(llvm::StringRef file,
                                       llvm::StringRef name);
 /// Registers in-memory data for `name` under `file`.
 void addWeight(llvm::StringRef file, llvm::StringRef name, NpyArray data);
+/// Forgets every weight registered under `file` (in memory or loaded).
+void dropWeights(llvm::StringRef file);
 /// Writes `names` (all registered under `file`) to a new npz at `path`.
 llvm::Error writeWeights(llvm::StringRef file, llvm::ArrayRef<std::string> names,
                          llvm::ArrayRef<std::vector<int64_t>> shapes,

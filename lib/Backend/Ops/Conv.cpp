@@ -2,7 +2,9 @@
 //
 // Weight layout: the blob stores an OIHW filter as [IC/groups, OC, KH, KW]
 // (the conv instruction's operand), so the filter slice of an output-channel
-// tile is one strided load with KH*KW-element runs.
+// tile is one strided load with KH*KW-element runs. A filter computed at run
+// time (a trained parameter fed as an input) stays OIHW in DDR; its load
+// swaps the two outer strides, so the same local tile results.
 //
 // Tiling: output channels in tiles that are whole groups (or part of one
 // group), output rows in tiles whose input rows include the halo (the tile's
@@ -344,7 +346,8 @@ LogicalResult ConvModel::codegen(Operation *operation,
     auto [w, newW] = pipe.acquire(kW, st.o * nIc + st.c);
     auto [b, newB] = pipe.acquire(kB, st.o);
     loadFilterAndBias(ctx, types, fl->addr, bias, OC, KH, KW, t,
-                      {ic0, ic, wi0, wic}, *w, newW, *b, newB);
+                      {ic0, ic, wi0, wic}, *w, newW, *b, newB,
+                      operands->filterInBlob, ICg);
     LBuf *qt = nullptr, *qo = nullptr;
     if (quant) {
       auto [q, newQ] = pipe.acquire(kQ, st.o);

@@ -12,12 +12,17 @@
 namespace tpuc {
 namespace backend {
 
-/// The DDR tensors of a conv-like op (constant filter, optional bias) and
-/// its operand types.
+/// The DDR tensors of a conv-like op (filter, optional bias) and its
+/// operand types. A constant filter sits in the weight blob in the
+/// instruction's [IC/g, OC, KH, KW] layout (layoutWeight); a filter computed
+/// at run time (a graph input, e.g. a parameter being trained) is an
+/// ordinary OIHW activation, transposed by the strided GDMA load that
+/// brings it into local memory.
 struct ConvOperands {
   MacTypes types;
   Tensor in, filter, out;
   std::optional<uint64_t> bias; // DDR address when the op has a bias
+  bool filterInBlob = true;
 };
 
 template <typename OpTy>
@@ -25,13 +30,12 @@ mlir::FailureOr<ConvOperands> getConvOperands(OpTy op, CodegenContext &ctx) {
   auto types = macTypes(ctx, op.getFilter(), op.getBias());
   if (mlir::failed(types))
     return mlir::failure();
-  if (!op.getFilter().template getDefiningOp<top::WeightOp>())
-    return ctx.error() << "codegen needs a constant filter (top.Weight)";
   auto in = getTensor(ctx, op.getInput()), fl = getTensor(ctx, op.getFilter()),
        out = getTensor(ctx, op.getOutput());
   if (mlir::failed(in) || mlir::failed(fl) || mlir::failed(out))
     return mlir::failure();
-  ConvOperands r{*types, *in, *fl, *out, std::nullopt};
+  ConvOperands r{*types, *in, *fl, *out, std::nullopt,
+                 bool(op.getFilter().template getDefiningOp<top::WeightOp>())};
   if (!isNone(op.getBias())) {
     auto b = getTensor(ctx, op.getBias());
     if (mlir::failed(b))
@@ -97,18 +101,27 @@ inline IcSlice icSlice(const OcTile &t, int64_t c, int64_t icT, int64_t ICg) {
 }
 
 /// Loads the filter rows of slice `s` of tile `t` into `w` (when `newW`) and
-/// the tile's bias into `b` (when `newB` and there is one).
+/// the tile's bias into `b` (when `newB` and there is one). The filter is
+/// read from the blob's [IC/g, OC, KH, KW] layout, or, when not
+/// `filterInBlob`, from an OIHW tensor of `ICg` input channels per group
+/// (the same local layout, other DDR strides).
 inline void loadFilterAndBias(CodegenContext &ctx, const MacTypes &types,
                               uint64_t filterAddr, std::optional<uint64_t> bias,
                               int64_t OC, int64_t KH, int64_t KW,
                               const OcTile &t, const IcSlice &s, LBuf &w,
-                              bool newW, LBuf &b, bool newB) {
+                              bool newW, LBuf &b, bool newB,
+                              bool filterInBlob = true, int64_t ICg = 0) {
   const int64_t es = chip::dtypeSize(types.weight),
-                bes = chip::dtypeSize(types.bias);
-  if (newW)
+                bes = chip::dtypeSize(types.bias), K = KH * KW;
+  if (newW && filterInBlob)
     ctx.load(w, chip::lmemTensor(w.addr, s.wic, t.oc, KH, KW, types.weight),
-             ddrOperand(filterAddr + (s.wi0 * OC + t.o0) * KH * KW * es,
-                        {s.wic, t.oc, KH, KW}, {OC * KH * KW, KH * KW, KW, 1},
+             ddrOperand(filterAddr + (s.wi0 * OC + t.o0) * K * es,
+                        {s.wic, t.oc, KH, KW}, {OC * K, K, KW, 1},
+                        types.weight));
+  else if (newW)
+    ctx.load(w, chip::lmemTensor(w.addr, s.wic, t.oc, KH, KW, types.weight),
+             ddrOperand(filterAddr + (t.o0 * ICg + s.wi0) * K * es,
+                        {s.wic, t.oc, KH, KW}, {K, ICg * K, KW, 1},
                         types.weight));
   if (newB && bias)
     ctx.load(b, chip::lmemTensor(b.addr, 1, t.oc, 1, 1, types.bias),

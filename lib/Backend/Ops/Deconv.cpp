@@ -66,6 +66,8 @@ LogicalResult DeconvModel::codegen(Operation *operation,
   auto operands = getConvOperands(op, ctx);
   if (failed(operands))
     return failure();
+  if (!operands->filterInBlob)
+    return ctx.error() << "codegen needs a constant filter (top.Weight)";
   if (operands->types.quantized())
     return ctx.error() << "INT8 transposed convolution is not supported by "
                        << "the codegen";

@@ -20,7 +20,7 @@ from torch.fx import GraphModule, Node
 from ...mlir import ir
 from ..errors import FrontendError
 from ..top_builder import TopBuilder
-from . import ops  # noqa: F401  (registers the converters)
+from . import ops, training_ops  # noqa: F401  (register the converters)
 from .registry import REGISTRY, op_name, unsupported_reason
 
 
@@ -139,6 +139,7 @@ class FxImporter(TopBuilder):
             return results
 
         module = self.build_module(self.name, [n.name for n in inputs], body)
+        _drop_unused_arguments(module)
         return ImportedGraph(module, self.weights, [n.name for n in inputs],
                              [placeholders.index(n) for n in inputs], outputs,
                              list(self._result_names))
@@ -180,6 +181,24 @@ class FxImporter(TopBuilder):
         if reason:
             raise self.fail(reason)
         self.values[node] = entry.convert(self, node)
+
+
+def _drop_unused_arguments(module: ir.Module) -> None:
+    """Removes the arguments (and their top.Input) that no op reads: inputs
+    only passed through to outputs (aliases), which the caller returns
+    itself. The compiled function then takes only what it computes from."""
+    with module.context:
+        fn = module.body.operations[0]
+        block = fn.regions[0].blocks[0]
+        for i in reversed(range(len(block.arguments))):
+            users = [u.owner for u in block.arguments[i].uses]
+            if all(len(list(op.results[0].uses)) == 0 for op in users):
+                for op in users:
+                    op.erase()
+                block.erase_argument(i)
+        fn_type = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [a.type for a in block.arguments], fn_type.results))
 
 
 def _fetch_attr(gm: GraphModule, target: str):

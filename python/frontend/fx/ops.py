@@ -66,7 +66,9 @@ def _conv_check(node):
     k = _rank(node, 1) - 2
     if k not in (1, 2):
         return f"{k}-D convolution is not supported (1-D and 2-D are)"
-    return _need_constant(1, 2)(node)
+    # A plain conv reads a filter computed at run time (a trained parameter);
+    # a transposed one needs its filter as a weight.
+    return _need_constant(1, 2)(node) if node.args[6] else None
 
 
 @converter(aten.convolution.default, check=_conv_check, samples=lambda: [
@@ -77,6 +79,9 @@ def _conv_check(node):
     Sample((_r(1, 4, 16), Param(_r(6, 4, 3)), Param(_r(6)), [1], [2], [2], False, [0], 1)),
     Sample((_r(1, 4, 5, 5), Param(_r(4, 3, 3, 3)), Param(_r(3)), [2, 2], [1, 1], [1, 1],
             True, [1, 1], 1)),
+    # Filter and bias as runtime inputs (training).
+    Sample((_r(2, 4, 7, 7), _r(6, 2, 3, 3, seed=1), _r(6, seed=2), [1, 1], [1, 1], [1, 1],
+            False, [0, 0], 2)),
 ])
 def convolution(imp, node):
     x, w, b, stride, padding, dilation, transposed, out_pad, groups = node.args
@@ -383,41 +388,60 @@ def _dims(node, i, name):
     return list(range(rank)) if not dims else [d % rank for d in dims]
 
 
-def _adjacent_check(node):
-    dims = sorted(_dims(node, 1, "dim"))
-    if dims != list(range(dims[0], dims[0] + len(dims))):
-        return f"reducing non-adjacent dims {dims} (the codegen reduces adjacent ones)"
-    return None
+def _runs(dims: list[int]) -> list[list[int]]:
+    """Sorted dims split into runs of adjacent ones: [0, 2, 3] → [[0], [2, 3]]."""
+    runs: list[list[int]] = []
+    for d in sorted(dims):
+        if runs and runs[-1][-1] == d - 1:
+            runs[-1].append(d)
+        else:
+            runs.append([d])
+    return runs
+
+
+def _reduce(imp, node, mode: str):
+    """A reduction over any dims: the codegen reduces adjacent axes, so each
+    run of adjacent dims is one Top reduce (keeping dims, last run first);
+    sums, means (equal counts), maxima and minima compose exactly."""
+    dims, keep = _dims(node, 1, "dim"), arg(node, 2, "keepdim", False)
+    runs = _runs(dims)
+    x = imp.value(node.args[0])
+    if len(runs) == 1:
+        return imp.reduce(node.name, x, mode, dims, keep)
+    for i, run in enumerate(reversed(runs)):
+        last = i == len(runs) - 1
+        x = imp.reduce(node.name if last and keep else f"{node.name}_r{i}", x, mode, run, True)
+    return x if keep else imp.reshape(node.name, x, _shape(node))
 
 
 def _reduce_check(node):
     if arg(node, 3, "dtype") is not None:
         return "a dtype argument"
-    return _adjacent_check(node)
+    return None
 
 
 @converter(aten.mean.dim, check=_reduce_check, samples=lambda: [
-    Sample((_r(2, 4, 5, 5), [-1, -2], True)), Sample((_r(2, 3, 8), [1]))])
+    Sample((_r(2, 4, 5, 5), [-1, -2], True)), Sample((_r(2, 3, 8), [1])),
+    Sample((_r(3, 4, 5, 6), [0, 2, 3]))])
 def mean(imp, node):
     dims, keep = _dims(node, 1, "dim"), arg(node, 2, "keepdim", False)
     if _rank(node) == 4 and sorted(dims) == [2, 3] and keep:
         return imp.global_avg_pool(node.name, imp.value(node.args[0]))
-    return imp.reduce(node.name, imp.value(node.args[0]), "mean", dims, keep)
+    return _reduce(imp, node, "mean")
 
 
 @converter(aten.sum.dim_IntList, check=_reduce_check, samples=lambda: [
-    Sample((_r(2, 3, 8), [2])), Sample((_r(2, 3, 8), [0, 1], True))])
+    Sample((_r(2, 3, 8), [2])), Sample((_r(2, 3, 8), [0, 1], True)),
+    Sample((_r(3, 4, 5, 6), [0, 2, 3])), Sample((_r(3, 4, 5, 6), [3, 0, 1], True))])
 def sum_(imp, node):
-    return imp.reduce(node.name, imp.value(node.args[0]), "sum", _dims(node, 1, "dim"),
-                      arg(node, 2, "keepdim", False))
+    return _reduce(imp, node, "sum")
 
 
-@converter(aten.amax.default, aten.amin.default, check=_adjacent_check, samples=lambda: [
-    Sample((_r(2, 3, 8), [1])), Sample((_r(2, 3, 8), [-1], True))])
+@converter(aten.amax.default, aten.amin.default, samples=lambda: [
+    Sample((_r(2, 3, 8), [1])), Sample((_r(2, 3, 8), [-1], True)),
+    Sample((_r(3, 4, 5), [0, 2], True))])
 def amax_amin(imp, node):
-    mode = "max" if node.target is aten.amax.default else "min"
-    return imp.reduce(node.name, imp.value(node.args[0]), mode, _dims(node, 1, "dim"),
-                      arg(node, 2, "keepdim", False))
+    return _reduce(imp, node, "max" if node.target is aten.amax.default else "min")
 
 
 @converter(aten._softmax.default, check=lambda n: (

@@ -124,6 +124,8 @@ def unsupported_reason(node: Node) -> str | None:
     outs = _val(node)
     outs = outs if isinstance(outs, (list, tuple)) else [outs]
     for k in entry.outputs:
+        if k < len(outs) and outs[k] is None and len(outs) > 1:
+            continue  # a result the op does not produce (output_mask)
         if k >= len(outs) or not isinstance(outs[k], torch.Tensor):
             return f"result {k} is not a tensor"
         reason = _tensor_reason(f"result {k}", outs[k], FLOAT_DTYPES)

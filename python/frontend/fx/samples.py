@@ -47,11 +47,12 @@ def sample_graph(target, sample: Sample) -> SampleGraph:
     node.meta["val"] = result
     if isinstance(result, (list, tuple)):
         outs = []
-        for i in REGISTRY[target].outputs:
+        produced = [i for i in REGISTRY[target].outputs if result[i] is not None]
+        for i in produced:
             item = g.call_function(operator.getitem, (node, i))
             item.meta["val"] = result[i]
             outs.append(item)
-        expected = [result[i] for i in REGISTRY[target].outputs]
+        expected = [result[i] for i in produced]
     else:
         outs, expected = [node], [result]
     g.output(tuple(outs))

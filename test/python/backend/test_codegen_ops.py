@@ -22,10 +22,12 @@ def i64s(v):
 
 
 def conv(net, x, xshape, oc, k, stride=(1, 1), pads=(0, 0, 0, 0), dil=(1, 1), group=1,
-         bias=True, relu=False, limit=None, rng=None, name=None):
+         bias=True, relu=False, limit=None, rng=None, name=None, runtime_filter=False):
     n, ic, h, w = xshape
-    wt = net.weight(f"{name}_w", rng.standard_normal((oc, ic // group, k[0], k[1])) * 0.3)
-    b = net.weight(f"{name}_b", rng.standard_normal(oc)) if bias else net.none()
+    # A runtime filter and bias are inputs of the network (trained parameters).
+    make = net.input if runtime_filter else net.weight
+    wt = make(f"{name}_w", rng.standard_normal((oc, ic // group, k[0], k[1])) * 0.3)
+    b = make(f"{name}_b", rng.standard_normal(oc)) if bias else net.none()
     oh = (h + pads[0] + pads[2] - dil[0] * (k[0] - 1) - 1) // stride[0] + 1
     ow = (w + pads[1] + pads[3] - dil[1] * (k[1] - 1) - 1) // stride[1] + 1
     attrs = (f"kernel_shape = {i64s(k)}, strides = {i64s(stride)}, pads = {i64s(pads)}, "
@@ -71,6 +73,29 @@ def test_conv_larger_than_lmem(chip, rng, tmp_path):
     y, _ = conv(net, x, shape, 19, (3, 3), pads=(1, 1, 1, 1), relu=True, rng=rng, name="c")
     o = check(net, [y], chip, tmp_path)
     assert o.stats.tiu_instructions > 2
+
+
+def test_conv_runtime_filter(chip, rng, tmp_path):
+    """Filters fed as inputs (OIHW in DDR, transposed by the load): strided,
+    dilated, grouped and depthwise, with and without bias."""
+    net = Net()
+    x = net.input("x", rng.standard_normal((2, 6, 13, 11)))
+    y, s = conv(net, x, (2, 6, 13, 11), 21, (3, 2), stride=(2, 1), pads=(2, 0, 1, 1),
+                dil=(2, 1), relu=True, rng=rng, name="c", runtime_filter=True)
+    z, s = conv(net, y, s, 14, (3, 3), pads=(1, 1, 1, 1), group=7, bias=False, rng=rng,
+                name="gc", runtime_filter=True)
+    d, _ = conv(net, z, s, 14, (3, 3), pads=(1, 1, 1, 1), group=14, rng=rng, name="dw",
+                runtime_filter=True)
+    check(net, [d], chip, tmp_path)
+
+
+def test_conv_runtime_filter_larger_than_lmem(chip, rng, tmp_path):
+    shape = (1, 40, 70, 96) if chip == "tpu_edge" else (1, 16, 260, 256)
+    net = Net()
+    x = net.input("x", rng.standard_normal(shape))
+    y, _ = conv(net, x, shape, 19, (3, 3), pads=(1, 1, 1, 1), rng=rng, name="c",
+                runtime_filter=True)
+    check(net, [y], chip, tmp_path)
 
 
 # --- MatMul --------------------------------------------------------------------

@@ -151,3 +151,20 @@ def test_a_failing_compile_runs_on_the_cpu(tpuc_log, monkeypatch):
     torch.testing.assert_close(got, want)
     assert "compiling failed, running on the CPU: simulated codegen failure" in tpuc_log.text
     assert "Traceback" not in tpuc_log.text
+
+
+def test_device_compile_writes_no_weight_file_and_runs_nothing(fresh_cache, monkeypatch):
+    """Constants reach the compiler in memory (no npz) and compiling does not
+    run the bmodel: the only cmodel runs are the model's own calls."""
+    from tpuc import runtime as rt
+
+    runs = []
+    real_run = rt.Model.run
+    monkeypatch.setattr(rt.Model, "run", lambda self, *a, **k: runs.append(1)
+                        or real_run(self, *a, **k))
+    model = ConvCumsumConv().eval()
+    want, got = _run(model, torch.randn(1, 3, 8, 8))
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert cache.STATS.compiles == 2
+    assert len(runs) == 2  # one call of each of the two device subgraphs
+    assert list(fresh_cache.rglob("*.bmodel")) and not list(fresh_cache.rglob("*.npz"))

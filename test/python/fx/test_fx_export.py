@@ -1,6 +1,7 @@
 """model_transform.py --model_def model.pt2: a torch.export program through
 the FX importer, then deployed; every stage matches PyTorch."""
 import numpy as np
+import pytest
 import torch
 
 from tpuc.compare import Tolerance
@@ -62,3 +63,11 @@ def test_pt2_unsupported_op_is_named(tmp_path, capsys):
     assert rc == 1
     err = capsys.readouterr().err
     assert "aten.sort" in err and "no Top converter" in err
+
+
+def test_help_names_both_model_formats(capsys):
+    with pytest.raises(SystemExit):
+        model_transform.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert ".onnx (ONNX) or .pt2 (a torch.export program)" in text
+    assert "ONNX model → " not in text

@@ -1,0 +1,1 @@
+"""Runnable examples (`python -m tpuc.examples.train`)."""
