@@ -3,7 +3,6 @@ for matmul, convolution and the norms), a table of allclose, max abs/rel
 difference and cosine, the failing calls' inputs saved, a CSV."""
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +10,7 @@ from pathlib import Path
 import torch
 
 from .capture import OpCapture
-from .tool import OpCall, OpTool
+from .tool import OpCall, OpTool, write_csv
 
 # Ops whose float32 CPU result is itself too rounded to judge the chip's.
 FLOAT64_REFERENCE = ("aten.mm", "aten.bmm", "aten.addmm", "aten.matmul", "aten.convolution",
@@ -119,13 +118,9 @@ class OpAutoCompare(OpTool):
 
     def finish(self) -> None:
         if self.csv_path:
-            self.csv_path.parent.mkdir(parents=True, exist_ok=True)
-            with self.csv_path.open("w", newline="") as f:
-                w = csv.writer(f)
-                w.writerow(["graph", "op", "call", "output", "allclose", "max_abs", "max_rel",
-                            "cosine", "note"])
-                for r in self.rows:
-                    w.writerow([r.graph, r.op, r.index, r.output, r.allclose, r.max_abs,
-                                r.max_rel, r.cosine, r.note])
+            write_csv(self.csv_path, ["graph", "op", "call", "output", "allclose", "max_abs",
+                                      "max_rel", "cosine", "note"],
+                      ([r.graph, r.op, r.index, r.output, r.allclose, r.max_abs, r.max_rel,
+                        r.cosine, r.note] for r in self.rows))
         if self.rows:
             print(self.table())

@@ -3,12 +3,11 @@ chip clock (run alone), against the op's own roofline bound, forward and
 backward, with the host wall time beside it; a CSV and a top-10 summary."""
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
-from .tool import OpCall, OpTool
+from .tool import OpCall, OpTool, write_csv
 
 
 class OpTimeMeasure(OpTool):
@@ -52,15 +51,11 @@ class OpTimeMeasure(OpTool):
 
     def finish(self) -> None:
         if self.csv_path:
-            self.csv_path.parent.mkdir(parents=True, exist_ok=True)
-            with self.csv_path.open("w", newline="") as f:
-                w = csv.writer(f)
-                w.writerow(["graph", "kind", "node", "op", "call", "device", "cycles",
-                            "microseconds", "roofline_cycles", "bound", "host_seconds"])
-                for c in self.calls:
-                    w.writerow([c.graph, c.kind, c.node, c.op, c.index, c.device, c.cycles,
-                                f"{c.microseconds:.3f}", f"{c.roofline_cycles:.1f}", c.bound,
-                                f"{c.host_seconds:.6f}"])
+            write_csv(self.csv_path, ["graph", "kind", "node", "op", "call", "device", "cycles",
+                                      "microseconds", "roofline_cycles", "bound", "host_seconds"],
+                      ([c.graph, c.kind, c.node, c.op, c.index, c.device, c.cycles,
+                        f"{c.microseconds:.3f}", f"{c.roofline_cycles:.1f}", c.bound,
+                        f"{c.host_seconds:.6f}"] for c in self.calls))
         if self.calls:
             print(f"top {self.top} ops by simulated time (each run alone on the chip):\n"
                   + self.summary())

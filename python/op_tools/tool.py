@@ -80,6 +80,18 @@ class OpTool:
         pass
 
 
+def write_csv(path, header: list[str], rows) -> None:
+    """A tool's CSV (its parent directory made)."""
+    import csv
+    from pathlib import Path
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
 def active() -> list[OpTool]:
     return list(_ACTIVE)
 
