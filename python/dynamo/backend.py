@@ -59,12 +59,16 @@ class _DeviceCall(torch.nn.Module):
     """Stands in for a fused device subgraph: passes the runtime arguments
     to the compiled program (constants are inside it)."""
 
-    def __init__(self, program, runtime_positions: list[int], single: bool):
+    def __init__(self, program, runtime_positions: list[int], single: bool,
+                 graph: str = "", kind: str = "", nodes: dict | None = None):
         super().__init__()
         self.program, self.positions, self.single = program, runtime_positions, single
+        # For op tools that look at a whole device run (OpTimeMeasure).
+        self.graph, self.kind, self.nodes = graph, kind, nodes or {}
 
     def forward(self, *args):
         outs = self.program(*[args[i] for i in self.positions])
+        op_tools.device_run(self.program, self.graph, self.kind, self.nodes)
         return outs[0] if self.single else tuple(outs)
 
 
@@ -145,8 +149,10 @@ class TpuGraph:
             self.programs.append(program)
             ops += sum(1 for n in sub.graph.nodes if n.op == "call_function")
             returned = next(n for n in sub.graph.nodes if n.op == "output").args[0]
+            nodes = {n.name: n for n in sub.graph.nodes if n.op == "call_function"}
             setattr(fused, node.target, _DeviceCall(program, runtime_pos,
-                                                    not isinstance(returned, (list, tuple))))
+                                                    not isinstance(returned, (list, tuple)),
+                                                    self.name, self.kind, nodes))
         fused.recompile()
         frozen = set(self.frozen)
 

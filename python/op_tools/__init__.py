@@ -8,8 +8,8 @@ from .compare import OpAutoCompare
 from .fallback import OpFallback
 from .timing import OpTimeMeasure
 from .instrument import instrument
-from .tool import OpCall, OpTool, active, signature
+from .tool import OpCall, OpTool, active, device_run, signature
 
 __all__ = ["OpAutoCompare", "OpCall", "OpCapture", "OpFallback", "OpTimeMeasure", "OpTool",
-           "active",
+           "active", "device_run",
            "instrument", "signature"]

@@ -163,7 +163,8 @@ def instrument(gm: GraphModule, graph: str, kind: str, chip: str) -> Counter:
             continue
         packet, overload = packet_name(node.target), op_name(node.target)
         chosen = [t for t in tools if t.selects(packet, overload)]
-        if not chosen:
+        # Tools that time ops where they run see the ops others isolate.
+        if not any(t.isolates for t in chosen):
             continue
         attr = f"tool_{sum(counts.values())}_{node.name}"
         gm.add_submodule(attr, ToolCall(node, graph, kind, chip, chosen))

@@ -70,6 +70,7 @@ class OpTool:
         return self.selection.matches(packet, overload)
 
     # What a tool needs of every selected call.
+    isolates = True         # selected ops run alone (one-op programs)
     wants_cpu = False       # the CPU's result beside the chip's
     forces_cpu = False      # the op runs on the CPU only
 
@@ -78,6 +79,9 @@ class OpTool:
 
     def finish(self) -> None:  # noqa: B027  (optional hook)
         pass
+
+    def device_run(self, program, graph: str, kind: str, nodes: dict) -> None:  # noqa: B027
+        """A fused device subgraph ran (`nodes`: its FX nodes by name)."""
 
 
 def write_csv(path, header: list[str], rows) -> None:
@@ -90,6 +94,11 @@ def write_csv(path, header: list[str], rows) -> None:
         w = csv.writer(f)
         w.writerow(header)
         w.writerows(rows)
+
+
+def device_run(program, graph: str, kind: str, nodes: dict) -> None:
+    for tool in _ACTIVE:
+        tool.device_run(program, graph, kind, nodes)
 
 
 def active() -> list[OpTool]:

@@ -65,10 +65,28 @@ class Trainer:
         return losses
 
 
-def test_time_measure_inference_context_manager(tmp_path, capsys):
+def test_time_measure_inside_the_graph_adds_up(tmp_path, capsys):
     run, want = infer()
     torch.testing.assert_close(run(), want, rtol=1e-4, atol=1e-5)  # compiled without tools
     with op_tools.OpTimeMeasure(csv_path=tmp_path / "t.csv") as tm:
+        got = run()
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    rows = list(csv.DictReader(open(tmp_path / "t.csv")))
+    ops = {r["op"] for r in rows}
+    # BatchNorm and ReLU fold into the convolution: the stored result is relu's.
+    assert {"aten.addmm.default", "aten.relu.default", "(graph tail)"} <= ops
+    # The ops' cycles add up to the graph run's total, which is what the
+    # graph takes without the tool (nothing was split off).
+    assert sum(int(r["cycles"]) for r in rows) == tm.graph_cycles["inference"] > 0
+    addmm = next(r for r in rows if r["op"] == "aten.addmm.default")
+    assert float(addmm["roofline_cycles"]) > 0
+    out = capsys.readouterr().out
+    assert "inside the compiled graphs" in out and "cycles charged to ops" in out
+
+
+def test_time_measure_alone(tmp_path, capsys):
+    run, want = infer()
+    with op_tools.OpTimeMeasure(csv_path=tmp_path / "t.csv", alone=True) as tm:
         got = run()
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
     rows = list(csv.DictReader(open(tmp_path / "t.csv")))
@@ -183,3 +201,13 @@ def test_autocompare_finds_a_planted_wrong_kernel(monkeypatch):
         run()
     bad = {r.op for r in tool.rows if not r.allclose}
     assert bad == {"aten.convolution.default"}, tool.table()
+
+
+def test_time_measure_training_step_inside_graphs(trainer):
+    with op_tools.OpTimeMeasure(csv_path=None) as tm:
+        got, want = trainer.step()
+    assert got == pytest.approx(want, rel=1e-4)
+    for kind in ("forward", "backward"):
+        charged = sum(c.cycles for c in tm.calls if c.kind == kind)
+        assert charged == tm.graph_cycles[kind] > 0
+    assert any(c.op == "aten.mm.default" and c.kind == "backward" for c in tm.calls)
