@@ -80,14 +80,16 @@ class OpTimeMeasure(OpTool):
         self.isolates = alone
         self.calls: list[OpCall] = []
         self.graph_cycles: Counter = Counter()  # graph kind -> simulated cycles of its runs
+        self.graph_seconds: Counter = Counter()  # graph kind -> host seconds of those runs
         self._index: Counter = Counter()
 
     def record(self, call: OpCall) -> None:  # an op run alone
         # Keep the figures, not the tensors.
         self.calls.append(replace(call, inputs=[], outputs=None, cpu_outputs=None, kwargs={}))
         self.graph_cycles[call.kind] += call.cycles
+        self.graph_seconds[call.kind] += call.host_seconds
 
-    def device_run(self, program, graph: str, kind: str, nodes: dict) -> None:
+    def device_run(self, program, graph: str, kind: str, nodes: dict, seconds: float) -> None:
         stats = program.last_stats
         if self.isolates or stats is None or program.model is None:
             return
@@ -116,6 +118,7 @@ class OpTimeMeasure(OpTool):
                 charge(UNSELECTED, node.name, cycles)
         charge(TAIL, program.name, max(0, stats.total_cycles - prev))
         self.graph_cycles[kind] += stats.total_cycles
+        self.graph_seconds[kind] += seconds
 
     def per_op(self) -> list[dict]:
         """Totals per (graph kind, op), most simulated time first."""
@@ -143,7 +146,8 @@ class OpTimeMeasure(OpTool):
                          f"{r['us']:9.1f} {r['ratio']:7.2f} {1e3 * r['host_s']:8.1f} {r['device']}")
         for kind, total in sorted(self.graph_cycles.items()):
             charged = sum(c.cycles for c in self.calls if c.kind == kind)
-            lines.append(f"{kind}: {charged} cycles charged to ops, graph runs {total} cycles")
+            lines.append(f"{kind}: {charged} cycles charged to ops, graph runs {total} cycles "
+                         f"({1e3 * self.graph_seconds[kind]:.1f} ms host time on the cmodel)")
         return "\n".join(lines)
 
     def finish(self) -> None:

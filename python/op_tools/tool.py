@@ -80,8 +80,10 @@ class OpTool:
     def finish(self) -> None:  # noqa: B027  (optional hook)
         pass
 
-    def device_run(self, program, graph: str, kind: str, nodes: dict) -> None:  # noqa: B027
-        """A fused device subgraph ran (`nodes`: its FX nodes by name)."""
+    def device_run(self, program, graph: str, kind: str, nodes: dict,  # noqa: B027
+                   seconds: float) -> None:
+        """A fused device subgraph ran in `seconds` of host time (`nodes`:
+        its FX nodes by name)."""
 
 
 def write_csv(path, header: list[str], rows) -> None:
@@ -96,9 +98,9 @@ def write_csv(path, header: list[str], rows) -> None:
         w.writerows(rows)
 
 
-def device_run(program, graph: str, kind: str, nodes: dict) -> None:
+def device_run(program, graph: str, kind: str, nodes: dict, seconds: float) -> None:
     for tool in _ACTIVE:
-        tool.device_run(program, graph, kind, nodes)
+        tool.device_run(program, graph, kind, nodes, seconds)
 
 
 def active() -> list[OpTool]:
