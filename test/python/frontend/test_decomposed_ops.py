@@ -220,6 +220,37 @@ def test_runtime_topk_k_is_refused(tmp_path):
         transform("m", tmp_path / "m.onnx", tmp_path / "m.mlir")
 
 
+def test_runtime_range_is_refused(tmp_path):
+    case = _case([_n("Range", ["s", "lim", "one"], ["r"], name="the_node"),
+                  _n("Cast", ["r"], ["y"], to=onnx.TensorProto.FLOAT, name="y")],
+                 [("s", [])], [const("lim", np.array(5, np.int64)),
+                               const("one", np.array(1, np.int64))], int_inputs={"s": (0, 3)})
+    onnx.save(case_model(case), tmp_path / "m.onnx")
+    with pytest.raises(FrontendError, match=r"node 'the_node' \(Range\): its output's size "
+                                            r"depends on the runtime value of 's'"):
+        transform("m", tmp_path / "m.onnx", tmp_path / "m.mlir")
+
+
+def test_unfolded_range_and_constant_of_shape_are_constants():
+    """Built straight from an unfolded model, both become weights."""
+    from tpuc.compiler import make_context
+    from tpuc.frontend.onnx_importer import OnnxImporter
+    fill = helper.make_tensor("v", onnx.TensorProto.FLOAT, [1], [2.5])
+    case = _case([_n("Range", ["a", "b", "c"], ["r"], name="r"),
+                  _n("ConstantOfShape", ["shape"], ["z"], name="z", value=fill),
+                  _n("Add", ["x", "z"], ["xz"], name="xz"),
+                  _n("Cast", ["r"], ["rf"], to=onnx.TensorProto.FLOAT, name="rf"),
+                  _n("Add", ["xz", "rf"], ["y"], name="y")],
+                 [("x", [2, 3])], [const("a", np.array(4, np.int64)),
+                                   const("b", np.array(-2, np.int64)),
+                                   const("c", np.array(-2, np.int64)),
+                                   const("shape", np.array([2, 3], np.int64))])
+    imp = OnnxImporter(case_model(case), "m", make_context())
+    imp.build()
+    np.testing.assert_array_equal(imp.weights["r"], [4, 2, 0])
+    np.testing.assert_array_equal(imp.weights["z"], np.full((2, 3), 2.5, np.float32))
+
+
 def test_infinite_mask_constant_saturates(runner):
     """The -inf branch of Where becomes -FLT_MAX; the comparison notes it."""
     r = runner.transformed("mask")[4]
