@@ -17,7 +17,8 @@ import onnx
 from onnx import numpy_helper
 
 from ..mlir import ir
-from . import onnx_ops, onnx_ops_index, onnx_ops_mask, onnx_ops_rnn  # noqa: F401 (register)
+from . import (onnx_ops, onnx_ops_index, onnx_ops_mask, onnx_ops_rnn,  # noqa: F401 (register)
+               onnx_ops_topk)
 from .errors import FrontendError
 from .onnx_prepare import graph_inputs, opset_of, prepare
 from .top_builder import TopBuilder, write_weights

@@ -8,12 +8,17 @@
   `index * stride + offset` (exact integer arithmetic in f32 up to 2^24).
 * ScatterElements / ScatterND with constant indices are a Gather from the
   concatenation of the flattened data and updates at a constant index map.
+* Range and ConstantOfShape are constants: made from static shapes, they
+  fold before import (this converter is the fallback when a fold is skipped);
+  made from runtime values, their size depends on data and is refused.
 """
 from __future__ import annotations
 
 import string
 
 import numpy as np
+
+from onnx import numpy_helper
 
 from .onnx_ops import _str, attrs, converter
 
@@ -217,3 +222,20 @@ def scatter(imp, node):
     picked = imp.gather(f"{out}_flat", both,
                         imp.weight(f"{out}_source", source.reshape(-1).astype(np.float32)), 0)
     return imp.reshape(out, picked, shape)
+
+
+@converter("Range", "ConstantOfShape")
+def shape_generator(imp, node):
+    runtime = [n for n in node.input if n and imp.const(n) is None]
+    if runtime:
+        raise imp.fail(f"its output's size depends on the runtime value of '{runtime[0]}' "
+                       "(only static shapes compile)")
+    if node.op_type == "Range":
+        start, limit, delta = (np.asarray(imp.const(n)).reshape(()) for n in node.input[:3])
+        if delta == 0:
+            raise imp.fail("delta is 0")
+        return imp.constant_result(node.output[0], np.arange(start, limit, delta))
+    value = attrs(node).get("value")
+    fill = numpy_helper.to_array(value).reshape(()) if value is not None else np.float32(0)
+    shape = [int(d) for d in np.asarray(imp.const(node.input[0])).reshape(-1)]
+    return imp.constant_result(node.output[0], np.full(shape, fill))

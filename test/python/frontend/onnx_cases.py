@@ -2,8 +2,9 @@
 
 A case is a dict: nodes, inputs [(name, shape)], outputs (default ["y"]),
 inits (initializers), opset and optionally int_inputs {name: (low, high)}
-(int64 inputs drawn from [low, high)). `Runner` builds and transforms each case once
-per test module and deploys it on a chip, with or without layer groups.
+(int64 inputs drawn from [low, high)) and int_outputs [name] (int64
+outputs). `Runner` builds and transforms each case once per test module and
+deploys it on a chip, with or without layer groups.
 """
 import numpy as np
 import onnx
@@ -29,7 +30,8 @@ def case_model(case) -> onnx.ModelProto:
         [helper.make_tensor_value_info(
             n, TensorProto.INT64 if n in case.get("int_inputs", {}) else TensorProto.FLOAT, s)
          for n, s in case["inputs"]],
-        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+        [helper.make_tensor_value_info(
+            o, TensorProto.INT64 if o in case.get("int_outputs", ()) else TensorProto.FLOAT, None)
          for o in case.get("outputs", ["y"])],
         initializer=case["inits"])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", case["opset"])])

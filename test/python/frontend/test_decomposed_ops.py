@@ -2,7 +2,7 @@
 unrolled (directions, initial states, every output; onnxruntime has no
 layout=1), the mask arithmetic of attention models (comparisons of integer
 tensors, logic, Where with infinite constants, IsNaN), Einsum, CumSum,
-GatherElements, ScatterElements/ScatterND, GlobalMaxPool, and a
+GatherElements, ScatterElements/ScatterND, GlobalMaxPool, TopK, and a
 GlobalAveragePool too large for one window in local memory. Each tiny model
 matches onnxruntime on every tensor, and compiles and runs on the cmodel of
 both chips matching the Tpu interpreter tensor by tensor."""
@@ -155,6 +155,30 @@ INDEX_CASES = {
 CASES.update(INDEX_CASES)
 
 
+def _topk(shape, k, int_input=False, **attrs):
+    """TopK of x (of small integers cast to float when `int_input`, so
+    that rows hold ties) with K a constant; both outputs."""
+    nodes = [_n("TopK", ["xf" if int_input else "x", "k"], ["values", "indices"],
+                name="topk", **attrs)]
+    extra = {}
+    if int_input:
+        nodes.insert(0, _n("Cast", ["x"], ["xf"], to=onnx.TensorProto.FLOAT, name="xf"))
+        extra["int_inputs"] = {"x": (-3, 3)}
+    return _case(nodes, [("x", shape)], [const("k", np.array([k], np.int64))],
+                 outputs=("values", "indices"), int_outputs=["indices"], **extra)
+
+
+TOPK_CASES = {
+    "topk_last": _topk([2, 3, 10], 4),
+    "topk_axis1_smallest": _topk([2, 6, 5], 3, axis=1, largest=0),
+    "topk_ties": _topk([3, 12], 5, int_input=True),
+    "topk_ties_smallest_all": _topk([4, 6], 6, int_input=True, axis=-1, largest=0),
+    "topk_one": _topk([2, 7], 1, axis=0),
+}
+
+CASES.update(TOPK_CASES)
+
+
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory):
     return Runner(CASES, tmp_path_factory, seed=3)
@@ -170,6 +194,61 @@ def test_matches_onnxruntime(name, runner):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_deploys_and_matches(name, chip, runner):
     runner.check_deploy(name, chip, layer_group=True)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("name", sorted(TOPK_CASES))
+def test_topk_indices_are_exact(name, chip, runner):
+    """Through the cmodel, TopK's values equal onnxruntime's and its indices
+    too, ties resolved to the lowest index."""
+    import onnxruntime as ort
+    d, *_ = runner.transformed(name)
+    inputs = dict(np.load(d / "in.npz"))
+    sess = ort.InferenceSession(str(d / f"{name}.onnx"), providers=["CPUExecutionProvider"])
+    values, indices = sess.run(["values", "indices"], inputs)
+    got = np.load(runner.check_deploy(name, chip, layer_group=True).model_outputs)
+    np.testing.assert_array_equal(got["values"], values)
+    np.testing.assert_array_equal(got["indices"], indices.astype(np.float32))
+
+
+def test_runtime_topk_k_is_refused(tmp_path):
+    case = _case([_n("TopK", ["x", "k"], ["values", "indices"], name="the_node")],
+                 [("x", [2, 5]), ("k", [1])], outputs=("values", "indices"),
+                 int_outputs=["indices"], int_inputs={"k": (1, 3)})
+    onnx.save(case_model(case), tmp_path / "m.onnx")
+    with pytest.raises(FrontendError, match=r"node 'the_node' \(TopK\): K .* must be a const"):
+        transform("m", tmp_path / "m.onnx", tmp_path / "m.mlir")
+
+
+def test_runtime_range_is_refused(tmp_path):
+    case = _case([_n("Range", ["s", "lim", "one"], ["r"], name="the_node"),
+                  _n("Cast", ["r"], ["y"], to=onnx.TensorProto.FLOAT, name="y")],
+                 [("s", [])], [const("lim", np.array(5, np.int64)),
+                               const("one", np.array(1, np.int64))], int_inputs={"s": (0, 3)})
+    onnx.save(case_model(case), tmp_path / "m.onnx")
+    with pytest.raises(FrontendError, match=r"node 'the_node' \(Range\): its output's size "
+                                            r"depends on the runtime value of 's'"):
+        transform("m", tmp_path / "m.onnx", tmp_path / "m.mlir")
+
+
+def test_unfolded_range_and_constant_of_shape_are_constants():
+    """Built straight from an unfolded model, both become weights."""
+    from tpuc.compiler import make_context
+    from tpuc.frontend.onnx_importer import OnnxImporter
+    fill = helper.make_tensor("v", onnx.TensorProto.FLOAT, [1], [2.5])
+    case = _case([_n("Range", ["a", "b", "c"], ["r"], name="r"),
+                  _n("ConstantOfShape", ["shape"], ["z"], name="z", value=fill),
+                  _n("Add", ["x", "z"], ["xz"], name="xz"),
+                  _n("Cast", ["r"], ["rf"], to=onnx.TensorProto.FLOAT, name="rf"),
+                  _n("Add", ["xz", "rf"], ["y"], name="y")],
+                 [("x", [2, 3])], [const("a", np.array(4, np.int64)),
+                                   const("b", np.array(-2, np.int64)),
+                                   const("c", np.array(-2, np.int64)),
+                                   const("shape", np.array([2, 3], np.int64))])
+    imp = OnnxImporter(case_model(case), "m", make_context())
+    imp.build()
+    np.testing.assert_array_equal(imp.weights["r"], [4, 2, 0])
+    np.testing.assert_array_equal(imp.weights["z"], np.full((2, 3), 2.5, np.float32))
 
 
 def test_infinite_mask_constant_saturates(runner):

@@ -163,21 +163,20 @@ def test_check_lists_every_unsupported_node(tmp_path):
     """--check goes on past the first unsupported node: counts per op and
     reason, node names, exit 1; a supported model exits 0."""
     n = helper.make_node
-    nodes = [n("TopK", ["x", "k"], ["v", "i"], name="topk1", axis=-1),
+    nodes = [n("Hardmax", ["x"], ["v"], name="hm1", axis=-1),
              n("Relu", ["v"], ["r"], name="relu"),
              n("Resize", ["r", "", "sc"], ["z"], name="rs", mode="cubic"),
-             n("TopK", ["z", "k"], ["y", "i2"], name="topk2")]
+             n("Hardmax", ["z"], ["y"], name="hm2")]
     graph = helper.make_graph(
         nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        initializer=[onnx.numpy_helper.from_array(np.array([2], np.int64), "k"),
-                     onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc")])
+        initializer=[onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc")])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
               tmp_path / "c.onnx")
     proc = _run_cli("--model_def", str(tmp_path / "c.onnx"), "--check")
     assert proc.returncode == 1
     assert "3 node(s) tpuc cannot compile" in proc.stdout
-    assert "TopK x2: op type is not supported  [topk1, topk2]" in proc.stdout
+    assert "Hardmax x2: op type is not supported  [hm1, hm2]" in proc.stdout
     assert "Resize x1: mode 'cubic' is not supported" in proc.stdout and "[rs]" in proc.stdout
     onnx.save(_tiny("Relu"), tmp_path / "ok.onnx")
     proc = _run_cli("--model_def", str(tmp_path / "ok.onnx"), "--check")
