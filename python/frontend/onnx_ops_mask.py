@@ -19,10 +19,9 @@ import logging
 import numpy as np
 
 from .onnx_ops import converter
+from .top_builder import F32_MAX
 
 log = logging.getLogger(__name__)
-
-F32_MAX = float(np.finfo(np.float32).max)
 
 
 def _require_integral(imp, node):
@@ -56,13 +55,12 @@ def compare(imp, node):
     d = _diff(imp, node, out, swap=node.op_type.startswith("Less"))
     if node.op_type.endswith("OrEqual"):
         d = imp.binary("add", f"{out}_plus_one", d, imp.scalar(f"{out}_one", 1.0))
-    return imp.clip(out, d, 0.0, 1.0)
+    return imp.positive(out, d, integral=True)
 
 
 @converter("Not")
 def logical_not(imp, node):
-    out = node.output[0]
-    return imp.binary("sub", out, imp.scalar(f"{out}_one", 1.0), imp.value(node.input[0]))
+    return imp.logical_not(node.output[0], imp.value(node.input[0]))
 
 
 @converter("And", "Or", "Xor")
@@ -113,19 +111,8 @@ def where(imp, node):
         # A constant condition picks one branch, broadcast to the output.
         pick = node.input[1] if np.all(cond) else node.input[2]
         return imp.expand(out, imp.value(pick), imp.shape(pick), out_shape)
-    c = imp.value(node.input[0])
     x, y = _finite_branch(imp, node, 1), _finite_branch(imp, node, 2)
-    if x is None and y is None:
-        return imp.binary("mul", out, c, imp.scalar(f"{out}_zero", 0.0))
-    if y is None:
-        return imp.binary("mul", out, c, x)
-    not_c = imp.binary("sub", f"{out}_not_cond", imp.scalar(f"{out}_one", 1.0), c)
-    if x is None:
-        return imp.binary("mul", out, not_c, y)
-    picked_x = imp.binary("mul", f"{out}_x", c, x)
-    picked_y = imp.binary("mul", f"{out}_y", not_c, y)
-    return imp.binary("add", out, picked_x, picked_y)
-
+    return imp.select(out, imp.value(node.input[0]), x, y)
 
 @converter("GlobalMaxPool")
 def global_max_pool(imp, node):

@@ -1,0 +1,71 @@
+"""Converters of comparisons with a scalar and `where`: the masks of ReLU
+backward (`where(x <= 0, 0, grad)`) and of attention. A bool is 0.0 or 1.0
+on the chip, so both are exact arithmetic through the shared builder's
+mask helpers (`positive`, `logical_not`, `select`)."""
+from __future__ import annotations
+
+import torch
+
+from .ops import _r
+from .registry import Sample, converter
+
+aten = torch.ops.aten
+
+# op -> (operands of the difference swapped, result negated):
+# a > b is [a - b > 0], a <= b its negation, a < b is [b - a > 0], ...
+_COMPARE = {aten.gt.Scalar: (False, False), aten.le.Scalar: (False, True),
+            aten.lt.Scalar: (True, False), aten.ge.Scalar: (True, True)}
+
+
+def _relu_out():
+    """Values with exact zeros and ties with the samples' scalars."""
+    x = _r(2, 3, 4, 5)
+    x[x < 0] = 0.0
+    x[0, 0, 0, :3] = 0.5
+    return x
+
+
+def _samples():
+    return [Sample((_relu_out(), 0)), Sample((_r(3, 7), 0.5)), Sample((_relu_out(), 0.5))]
+
+
+def _difference(imp, node, name, swap):
+    x, s = imp.value(node.args[0]), float(node.args[1])
+    if s == 0.0 and not swap:
+        return x
+    if swap:
+        return imp.binary("sub", f"{name}_diff", imp.scalar(f"{name}_other", s), x)
+    return imp.binary("sub", f"{name}_diff", x, imp.scalar(f"{name}_other", s))
+
+
+@converter(*_COMPARE, mask_result=True, samples=_samples)
+def compare_scalar(imp, node):
+    swap, negate = _COMPARE[node.target]
+    name = node.name
+    d = _difference(imp, node, name, swap)
+    if not negate:
+        return imp.positive(name, d)
+    return imp.logical_not(name, imp.positive(f"{name}_opposite", d))
+
+
+@converter(aten.eq.Scalar, aten.ne.Scalar, mask_result=True, samples=_samples)
+def equal_scalar(imp, node):
+    name = node.name
+    d = imp.unary("abs", f"{name}_absdiff", _difference(imp, node, name, False))
+    if node.target is aten.ne.Scalar:
+        return imp.positive(name, d)
+    return imp.logical_not(name, imp.positive(f"{name}_ne", d))
+
+
+def _where_samples():
+    cond = _r(2, 3, 4, 5, seed=3) > 0
+    return [Sample((cond, _r(2, 3, 4, 5, seed=1), _r(2, 3, 4, 5, seed=2))),
+            Sample((cond, torch.tensor(0.0), _r(2, 3, 4, 5, seed=2))),
+            Sample((_r(4, 1, seed=4) > 0, _r(4, 6, seed=1), _r(6, seed=2)))]
+
+
+@converter(aten.where.self, mask_args=(0,), samples=_where_samples)
+def where(imp, node):
+    """cond * x + (1 - cond) * y: exact for finite x and y."""
+    c, x, y = (imp.value(a) for a in node.args[:3])
+    return imp.select(node.name, c, x, y)
