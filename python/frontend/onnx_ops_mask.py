@@ -19,7 +19,6 @@ import logging
 import numpy as np
 
 from .onnx_ops import converter
-from .top_builder import F32_MAX
 
 log = logging.getLogger(__name__)
 
@@ -87,22 +86,6 @@ def is_special(imp, node):
     return imp.constant_result(node.output[0], np.zeros(imp.shape(node.output[0]), np.float32))
 
 
-def _finite_branch(imp, node, i):
-    """Input i of Where: a weight with infinities replaced by the float32
-    limits when constant (None when constant zero), else its value."""
-    name = node.input[i]
-    c = imp.const(name)
-    if c is None:
-        return imp.value(name)
-    if not np.any(c):
-        return None
-    if np.all(np.isfinite(c)):
-        return imp.value(name)
-    log.info("node '%s' (Where): infinite constant '%s' becomes +-%g",
-             node.name or node.output[0], name, F32_MAX)
-    return imp.weight(f"{name}_finite", np.clip(c.astype(np.float32), -F32_MAX, F32_MAX))
-
-
 @converter("Where")
 def where(imp, node):
     out = node.output[0]
@@ -111,7 +94,8 @@ def where(imp, node):
         # A constant condition picks one branch, broadcast to the output.
         pick = node.input[1] if np.all(cond) else node.input[2]
         return imp.expand(out, imp.value(pick), imp.shape(pick), out_shape)
-    x, y = _finite_branch(imp, node, 1), _finite_branch(imp, node, 2)
+    x, y = (imp.select_branch(n, lambda n=n: imp.value(n), imp.const(n))
+            for n in node.input[1:3])
     return imp.select(out, imp.value(node.input[0]), x, y)
 
 @converter("GlobalMaxPool")

@@ -13,6 +13,7 @@ included), so frontends convert data at the boundary.
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -30,6 +31,8 @@ UNARY = {"relu": top.ReluOp, "sigmoid": top.SigmoidOp, "tanh": top.TanhOp,
          "silu": top.SiLUOp, "hardswish": top.HardSwishOp}
 REDUCE_MODES = ("sum", "mean", "max", "min")
 F32_MAX = float(np.finfo(np.float32).max)
+
+log = logging.getLogger(__name__)
 
 
 def write_weights(module: ir.Module, weights: dict[str, np.ndarray], weight_file) -> None:
@@ -202,6 +205,20 @@ class TopBuilder:
 
     def logical_not(self, out, c):
         return self.binary("sub", out, self.scalar(f"{out}_one", 1.0), c)
+
+    def select_branch(self, name, value: Callable[[], ir.Value], const=None):
+        """A branch of `select`: None for a constant zero; a constant with
+        infinities (the -inf of additive attention masks) as a weight with the
+        float32 limits instead, which give the same softmax; else `value()`."""
+        if const is None:
+            return value()
+        c = np.asarray(const, np.float32)
+        if not np.any(c):
+            return None
+        if np.all(np.isfinite(c)):
+            return value()
+        log.info("infinite constant '%s' of a select becomes +-%g", name, F32_MAX)
+        return self.weight(f"{name}_finite", np.clip(c, -F32_MAX, F32_MAX))
 
     def select(self, out, c, x, y):
         """c * x + (1 - c) * y for a 0/1 mask c, exact for finite x and y;

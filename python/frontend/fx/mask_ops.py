@@ -66,6 +66,11 @@ def _where_samples():
 
 @converter(aten.where.self, mask_args=(0,), samples=_where_samples)
 def where(imp, node):
-    """cond * x + (1 - cond) * y: exact for finite x and y."""
-    c, x, y = (imp.value(a) for a in node.args[:3])
-    return imp.select(node.name, c, x, y)
+    """cond * x + (1 - cond) * y: exact for finite x and y (infinite
+    constants become the float32 limits)."""
+    def branch(a):
+        const = imp.const(a)
+        return imp.select_branch(a.name, lambda: imp.value(a),
+                                 None if const is None else const.detach().cpu().float().numpy())
+    return imp.select(node.name, imp.value(node.args[0]), branch(node.args[1]),
+                      branch(node.args[2]))
