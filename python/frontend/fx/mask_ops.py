@@ -1,7 +1,8 @@
 """Converters of comparisons with a scalar and `where`: the masks of ReLU
-backward (`where(x <= 0, 0, grad)`) and of attention. A bool is 0.0 or 1.0
-on the chip, so both are exact arithmetic through the shared builder's
-mask helpers (`positive`, `logical_not`, `select`)."""
+backward (`where(x <= 0, 0, grad)`, or `threshold_backward`) and of
+attention. A bool is 0.0 or 1.0 on the chip, so all are exact arithmetic
+through the shared builder's mask helpers (`positive`, `logical_not`,
+`select`)."""
 from __future__ import annotations
 
 import torch
@@ -29,8 +30,9 @@ def _samples():
     return [Sample((_relu_out(), 0)), Sample((_r(3, 7), 0.5)), Sample((_relu_out(), 0.5))]
 
 
-def _difference(imp, node, name, swap):
-    x, s = imp.value(node.args[0]), float(node.args[1])
+def _difference(imp, args, name, swap):
+    """x - s (s - x when `swap`) of the arguments (x, s)."""
+    x, s = imp.value(args[0]), float(args[1])
     if s == 0.0 and not swap:
         return x
     if swap:
@@ -42,7 +44,7 @@ def _difference(imp, node, name, swap):
 def compare_scalar(imp, node):
     swap, negate = _COMPARE[node.target]
     name = node.name
-    d = _difference(imp, node, name, swap)
+    d = _difference(imp, node.args, name, swap)
     if not negate:
         return imp.positive(name, d)
     return imp.logical_not(name, imp.positive(f"{name}_opposite", d))
@@ -51,7 +53,7 @@ def compare_scalar(imp, node):
 @converter(aten.eq.Scalar, aten.ne.Scalar, mask_result=True, samples=_samples)
 def equal_scalar(imp, node):
     name = node.name
-    d = imp.unary("abs", f"{name}_absdiff", _difference(imp, node, name, False))
+    d = imp.unary("abs", f"{name}_absdiff", _difference(imp, node.args, name, False))
     if node.target is aten.ne.Scalar:
         return imp.positive(name, d)
     return imp.logical_not(name, imp.positive(f"{name}_ne", d))
@@ -74,3 +76,14 @@ def where(imp, node):
                                  None if const is None else const.detach().cpu().float().numpy())
     return imp.select(node.name, imp.value(node.args[0]), branch(node.args[1]),
                       branch(node.args[2]))
+
+
+@converter(aten.threshold_backward.default, samples=lambda: [
+    Sample((_r(2, 3, 4, 5, seed=5), _relu_out(), 0)),
+    Sample((_r(3, 7, seed=5), _r(3, 7), 0.5))])
+def threshold_backward(imp, node):
+    """ReLU's backward as one op: grad where x > threshold, else 0 (grad
+    times the 0/1 mask, exact for finite grad)."""
+    name = node.name
+    keep = imp.positive(f"{name}_keep", _difference(imp, node.args[1:], name, False))
+    return imp.binary("mul", name, imp.value(node.args[0]), keep)
