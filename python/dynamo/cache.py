@@ -75,7 +75,7 @@ def tensor_digest(t: torch.Tensor) -> str:
     t = t.detach().cpu().contiguous()
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{tuple(t.shape)}{t.dtype}".encode())
-    h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
     return h.hexdigest()
 
 

@@ -61,8 +61,10 @@ class DeviceProgram:
 
     def __call__(self, *inputs: torch.Tensor) -> list:
         if self.model is not None:
-            # Inputs only passed through to outputs are not arguments.
-            feeds = {n: t.detach().cpu().contiguous().numpy()
+            # Inputs only passed through to outputs are not arguments; masks
+            # enter as 0.0 / 1.0.
+            feeds = {n: (t.float() if t.dtype == torch.bool else t).detach().cpu()
+                     .contiguous().numpy()
                      for n, t in zip(self.input_names, inputs) if n in self.fed}
             run = self.model.run(feeds)
             self.last_cycles, self.last_stats = run.stats.total_cycles, run.stats

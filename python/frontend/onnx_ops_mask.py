@@ -22,8 +22,6 @@ from .onnx_ops import converter
 
 log = logging.getLogger(__name__)
 
-F32_MAX = float(np.finfo(np.float32).max)
-
 
 def _require_integral(imp, node):
     for name in node.input:
@@ -56,13 +54,12 @@ def compare(imp, node):
     d = _diff(imp, node, out, swap=node.op_type.startswith("Less"))
     if node.op_type.endswith("OrEqual"):
         d = imp.binary("add", f"{out}_plus_one", d, imp.scalar(f"{out}_one", 1.0))
-    return imp.clip(out, d, 0.0, 1.0)
+    return imp.positive(out, d, integral=True)
 
 
 @converter("Not")
 def logical_not(imp, node):
-    out = node.output[0]
-    return imp.binary("sub", out, imp.scalar(f"{out}_one", 1.0), imp.value(node.input[0]))
+    return imp.logical_not(node.output[0], imp.value(node.input[0]))
 
 
 @converter("And", "Or", "Xor")
@@ -89,22 +86,6 @@ def is_special(imp, node):
     return imp.constant_result(node.output[0], np.zeros(imp.shape(node.output[0]), np.float32))
 
 
-def _finite_branch(imp, node, i):
-    """Input i of Where: a weight with infinities replaced by the float32
-    limits when constant (None when constant zero), else its value."""
-    name = node.input[i]
-    c = imp.const(name)
-    if c is None:
-        return imp.value(name)
-    if not np.any(c):
-        return None
-    if np.all(np.isfinite(c)):
-        return imp.value(name)
-    log.info("node '%s' (Where): infinite constant '%s' becomes +-%g",
-             node.name or node.output[0], name, F32_MAX)
-    return imp.weight(f"{name}_finite", np.clip(c.astype(np.float32), -F32_MAX, F32_MAX))
-
-
 @converter("Where")
 def where(imp, node):
     out = node.output[0]
@@ -113,19 +94,9 @@ def where(imp, node):
         # A constant condition picks one branch, broadcast to the output.
         pick = node.input[1] if np.all(cond) else node.input[2]
         return imp.expand(out, imp.value(pick), imp.shape(pick), out_shape)
-    c = imp.value(node.input[0])
-    x, y = _finite_branch(imp, node, 1), _finite_branch(imp, node, 2)
-    if x is None and y is None:
-        return imp.binary("mul", out, c, imp.scalar(f"{out}_zero", 0.0))
-    if y is None:
-        return imp.binary("mul", out, c, x)
-    not_c = imp.binary("sub", f"{out}_not_cond", imp.scalar(f"{out}_one", 1.0), c)
-    if x is None:
-        return imp.binary("mul", out, not_c, y)
-    picked_x = imp.binary("mul", f"{out}_x", c, x)
-    picked_y = imp.binary("mul", f"{out}_y", not_c, y)
-    return imp.binary("add", out, picked_x, picked_y)
-
+    x, y = (imp.select_branch(n, lambda n=n: imp.value(n), imp.const(n))
+            for n in node.input[1:3])
+    return imp.select(out, imp.value(node.input[0]), x, y)
 
 @converter("GlobalMaxPool")
 def global_max_pool(imp, node):

@@ -13,6 +13,7 @@ included), so frontends convert data at the boundary.
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -29,6 +30,9 @@ UNARY = {"relu": top.ReluOp, "sigmoid": top.SigmoidOp, "tanh": top.TanhOp,
          "sqrt": top.SqrtOp, "rsqrt": top.RsqrtOp, "abs": top.AbsOp,
          "silu": top.SiLUOp, "hardswish": top.HardSwishOp}
 REDUCE_MODES = ("sum", "mean", "max", "min")
+F32_MAX = float(np.finfo(np.float32).max)
+
+log = logging.getLogger(__name__)
 
 
 def write_weights(module: ir.Module, weights: dict[str, np.ndarray], weight_file) -> None:
@@ -186,6 +190,48 @@ class TopBuilder:
 
     def reciprocal(self, out, x):
         return self.binary("div", out, self.scalar(f"{out}_one", 1.0), x)
+
+    # -- masks: a bool is 0.0 or 1.0, so comparisons and selects are
+    # arithmetic on existing ops.
+
+    def positive(self, out, d, integral=False):
+        """1.0 where d > 0, else 0.0. An integer-valued d is clip(d, 0, 1);
+        a float d is scaled first, d * F32_MAX >= 1 for every normal d > 0
+        (the sign of a float difference a - b is exact, so d = a - b compares
+        a and b; only subnormal differences, which the chip flushes, are lost)."""
+        if not integral:
+            d = self.binary("mul", f"{out}_saturate", d, self.scalar(f"{out}_f32_max", F32_MAX))
+        return self.clip(out, d, 0.0, 1.0)
+
+    def logical_not(self, out, c):
+        return self.binary("sub", out, self.scalar(f"{out}_one", 1.0), c)
+
+    def select_branch(self, name, value: Callable[[], ir.Value], const=None):
+        """A branch of `select`: None for a constant zero; a constant with
+        infinities (the -inf of additive attention masks) as a weight with the
+        float32 limits instead, which give the same softmax; else `value()`."""
+        if const is None:
+            return value()
+        c = np.asarray(const, np.float32)
+        if not np.any(c):
+            return None
+        if np.all(np.isfinite(c)):
+            return value()
+        log.info("infinite constant '%s' of a select becomes +-%g", name, F32_MAX)
+        return self.weight(f"{name}_finite", np.clip(c, -F32_MAX, F32_MAX))
+
+    def select(self, out, c, x, y):
+        """c * x + (1 - c) * y for a 0/1 mask c, exact for finite x and y;
+        x or y None stands for a constant zero."""
+        if x is None and y is None:
+            return self.binary("mul", out, c, self.scalar(f"{out}_zero", 0.0))
+        if y is None:
+            return self.binary("mul", out, c, x)
+        not_c = self.logical_not(f"{out}_not_cond", c)
+        if x is None:
+            return self.binary("mul", out, not_c, y)
+        return self.binary("add", out, self.binary("mul", f"{out}_x", c, x),
+                           self.binary("mul", f"{out}_y", not_c, y))
 
     def prelu(self, out, x, slope):
         """max(x, 0) + slope * min(x, 0): exact, since one term is zero."""

@@ -8,6 +8,7 @@ run), and gives sample arguments for the conformance tests.
 from __future__ import annotations
 
 import math
+import operator
 
 import torch
 from torch.fx import Node
@@ -114,16 +115,32 @@ def batch_norm(imp, node):
                            imp.value(var), epsilon=eps)]
 
 
-@converter(aten.native_layer_norm.default, samples=lambda: [
+@converter(aten.native_layer_norm.default, outputs=(0, 1, 2), samples=lambda: [
     Sample((_r(2, 5, 16), [16], Param(_r(16)), Param(_r(16)), 1e-5)),
     Sample((_r(2, 3, 4, 4), [4, 4], None, None, 1e-6)),
+    Sample((_r(3, 8, scale=3.0), [8], _r(8, seed=1), _r(8, seed=2), 1e-5)),
 ])
 def layer_norm(imp, node):
+    """The normalized output, and when a training graph keeps them for the
+    backward, the mean and 1/sqrt(var + eps) over the normalized axes
+    (biased variance, shaped like the input with those axes 1)."""
     x, normalized_shape, w, b, eps = node.args
-    axis = len(_shape(x)) - len(normalized_shape)
+    rank = len(_shape(x))
+    axis = rank - len(normalized_shape)
     weight = None if w is None else imp.value(w)
     bias = None if b is None else imp.value(b)
-    return [imp.layer_norm(node.name, imp.value(x), weight, bias, axis=axis, epsilon=eps)]
+    xv, name = imp.value(x), node.name
+    out = imp.layer_norm(name, xv, weight, bias, axis=axis, epsilon=eps)
+    if not any(u.target is operator.getitem and u.args[1] in (1, 2) for u in node.users):
+        return [out, None, None]
+    axes = list(range(axis, rank))
+    mean = imp.reduce(f"{name}_mean", xv, "mean", axes)
+    centered = imp.binary("sub", f"{name}_centered", xv, mean)
+    var = imp.reduce(f"{name}_var", imp.binary("mul", f"{name}_square", centered, centered),
+                     "mean", axes)
+    rstd = imp.unary("rsqrt", f"{name}_rstd", imp.binary(
+        "add", f"{name}_var_eps", var, imp.scalar(f"{name}_eps", eps)))
+    return [out, mean, rstd]
 
 
 # -- elementwise ---------------------------------------------------------

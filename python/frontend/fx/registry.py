@@ -20,6 +20,8 @@ from torch.fx import Node
 # (carried as float32, exact below 2**24).
 FLOAT_DTYPES = (torch.float32,)
 INDEX_DTYPES = (torch.int64, torch.int32)
+# Masks are carried as 0.0 / 1.0.
+MASK_DTYPES = FLOAT_DTYPES + (torch.bool,)
 
 
 class Param:
@@ -46,18 +48,22 @@ class OpEntry:
     check: Callable[[Node], str | None] | None = None
     samples: Callable[[], Sequence[Sample]] | None = None
     outputs: tuple[int, ...] = (0,)  # which results of a tuple-valued op exist
+    mask_args: tuple[int, ...] = ()  # operands that may be bool
+    mask_result: bool = False        # results may be bool
 
 
 REGISTRY: dict[torch._ops.OpOverload, OpEntry] = {}
 
 
-def converter(*targets, index_args=(), check=None, samples=None, outputs=(0,)):
+def converter(*targets, index_args=(), check=None, samples=None, outputs=(0,), mask_args=(),
+              mask_result=False):
     """Registers `fn(imp, node)` for the OpOverloads `targets`."""
     def register(fn):
         for t in targets:
             if t in REGISTRY:
                 raise ValueError(f"{t} registered twice")
-            REGISTRY[t] = OpEntry(t, fn, tuple(index_args), check, samples, tuple(outputs))
+            REGISTRY[t] = OpEntry(t, fn, tuple(index_args), check, samples, tuple(outputs),
+                                  tuple(mask_args), mask_result)
         return fn
     return register
 
@@ -115,7 +121,8 @@ def unsupported_reason(node: Node) -> str | None:
             t = _val(a)
             if t is None:
                 continue
-            allowed = INDEX_DTYPES if i in entry.index_args else FLOAT_DTYPES
+            allowed = (INDEX_DTYPES if i in entry.index_args else
+                       MASK_DTYPES if i in entry.mask_args else FLOAT_DTYPES)
             reason = _tensor_reason(f"argument {i}", t, allowed)
             if reason:
                 return reason
@@ -128,7 +135,8 @@ def unsupported_reason(node: Node) -> str | None:
             continue  # a result the op does not produce (output_mask)
         if k >= len(outs) or not isinstance(outs[k], torch.Tensor):
             return f"result {k} is not a tensor"
-        reason = _tensor_reason(f"result {k}", outs[k], FLOAT_DTYPES)
+        reason = _tensor_reason(f"result {k}", outs[k],
+                                MASK_DTYPES if entry.mask_result else FLOAT_DTYPES)
         if reason:
             return reason
     if any(u.target is operator.getitem and u.args[1] not in entry.outputs

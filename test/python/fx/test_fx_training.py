@@ -49,6 +49,9 @@ def test_small_resnet_trains_like_eager_for_four_steps(tpuc_log):
     backward = next(line for line in lines if line.startswith("tpuc: backward_"))
     # Stride-2 input gradients and the max-pool backward stay on the CPU, named.
     assert "aten.max_pool2d_with_indices_backward.default (no Top converter)" in backward
+    # The ReLU backward masks (x <= 0, where) run on the chip.
+    assert "aten.le.Scalar" not in backward
+    assert "aten.where.self (argument 1 is torch.int64" in backward  # only NLL's
 
 
 @pytest.mark.slow
@@ -86,7 +89,10 @@ def test_small_resnet_every_step_matches_eager_from_the_same_weights():
 @pytest.mark.slow
 def test_small_bert_trains_like_eager(tpuc_log):
     pytest.importorskip("transformers")
-    _check(train.train("bert", STEPS), tpuc_log)
+    lines = _check(train.train("bert", STEPS), tpuc_log)
+    forward = next(line for line in lines if line.startswith("tpuc: forward_"))
+    # Layer norm, with the mean and rstd the backward reads, runs on the chip.
+    assert "native_layer_norm" not in forward
 
 
 class TwoConvs(torch.nn.Module):
