@@ -16,6 +16,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from ..compiler import CompileError
 from ..frontend.errors import FrontendError
 from ..frontend.fx import op_name, packet_name, unsupported_reason
+from .timing import op_work, roofline
 from .tool import OpCall, OpTool, active, log
 
 
@@ -70,24 +71,13 @@ def compile_op(target, args, kwargs, val, constant_leaves, used: list[int], chip
                          name=f"op_{op_name(target).replace('.', '_')}")
 
 
-def _roofline(program, inputs: list[torch.Tensor], outputs: list) -> tuple[float, str]:
-    """The op's own bound: its MACs at the F32 peak against the bytes of its
-    inputs and outputs through DDR."""
-    t = program.model.target
-    stats = program.last_stats
-    io = sum(x.numel() * x.element_size() for x in inputs) + \
-        sum(x.numel() * x.element_size() for x in outputs if isinstance(x, torch.Tensor))
-    compute = stats.macs / (t.lanes * t.eu_f32)
-    memory = io / t.ddr_bytes_per_cycle
-    return (compute, "compute") if compute >= memory else (memory, "memory")
-
-
 class ToolCall(torch.nn.Module):
     """Stands in for one selected op of a compiled graph."""
 
     def __init__(self, node: Node, graph: str, kind: str, chip: str, tools: list[OpTool]):
         super().__init__()
         self.target, self.val = node.target, node.meta.get("val")
+        self.work = op_work(node)  # before the node leaves the graph
         self.node_name, self.graph, self.kind, self.chip = node.name, graph, kind, chip
         self.op = op_name(node.target)
         self.tools = tools
@@ -139,7 +129,7 @@ class ToolCall(torch.nn.Module):
             stats = program.last_stats  # None: the op moves no data (a view)
             if stats is not None:
                 call.cycles, call.microseconds = stats.total_cycles, stats.microseconds
-                call.roofline_cycles, call.bound = _roofline(program, tensors, list(outs))
+                call.roofline_cycles, call.bound = roofline(self.work, program.model.target)
         call.host_seconds = time.perf_counter() - start
         if call.device == "cpu" or any(t.wants_cpu for t in self.tools):
             cpu = self.target(*args, **kwargs)

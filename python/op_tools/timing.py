@@ -48,12 +48,18 @@ def _macs(node) -> int:
     return 0
 
 
-def op_roofline(node, target) -> tuple[float, str]:
-    """The bound of one FX node: its MACs at the F32 peak against its
-    operands' and results' bytes through DDR."""
+def op_work(node) -> tuple[int, int]:
+    """(MACs, bytes of operands and results) of one FX node."""
     inputs = sum(_bytes(a.meta.get("val")) for a in node.all_input_nodes)
-    memory = (inputs + _bytes(node.meta.get("val"))) / target.ddr_bytes_per_cycle
-    compute = _macs(node) / (target.lanes * target.eu_f32)
+    return _macs(node), inputs + _bytes(node.meta.get("val"))
+
+
+def roofline(work: tuple[int, int], target) -> tuple[float, str]:
+    """The bound of an op's `work`: its MACs at the F32 peak against its
+    bytes through DDR; (cycles, "compute" or "memory")."""
+    macs, nbytes = work
+    compute = macs / (target.lanes * target.eu_f32)
+    memory = nbytes / target.ddr_bytes_per_cycle
     return (compute, "compute") if compute >= memory else (memory, "memory")
 
 
@@ -113,7 +119,7 @@ class OpTimeMeasure(OpTool):
             if node is None:
                 charge(HELPER, tensor, cycles)
             elif self.selects(packet_name(node.target), op_name(node.target)):
-                charge(op_name(node.target), node.name, cycles, op_roofline(node, target))
+                charge(op_name(node.target), node.name, cycles, roofline(op_work(node), target))
             else:
                 charge(UNSELECTED, node.name, cycles)
         charge(TAIL, program.name, max(0, stats.total_cycles - prev))
