@@ -114,16 +114,6 @@ def _int_attr(module, name: str) -> int:
     return int(attrs[name].value) if name in attrs else 0
 
 
-def _f32_weight_bytes(module) -> int:
-    """Bytes of the Top module's weights as float32."""
-    func = module.body.operations[0]
-    total = 0
-    for op in func.regions[0].blocks[0].operations:
-        if op.operation.name == "top.Weight":
-            total += 4 * int(np.prod(ir.RankedTensorType(op.results[0].type).shape))
-    return total
-
-
 def _walk(op):
     for region in op.regions:
         for block in region.blocks:
@@ -134,12 +124,17 @@ def _walk(op):
 
 def _tensor_bytes(value) -> tuple[list[int], int]:
     """(shape, bytes per element) of a ranked tensor value."""
-    from .mlir import ir
     t = ir.RankedTensorType(value.type)
     bits = getattr(t.element_type, "width", None)
     if bits is None:  # a quantized storage type names its integer type
         bits = 8 if "i8" in str(t.element_type) else 32
     return list(t.shape), max(1, bits // 8)
+
+
+def _f32_weight_bytes(module) -> int:
+    """Bytes of the Top module's weights as float32."""
+    return sum(4 * int(np.prod(_tensor_bytes(op.results[0])[0]))
+               for op in _walk(module.operation) if op.name == "top.Weight")
 
 
 def gathered_weight_bytes(module) -> tuple[int, int]:
