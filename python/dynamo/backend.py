@@ -28,7 +28,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 from torch.fx import Graph, GraphModule, Node
 
 from .. import op_tools
-from ..frontend.fx import REGISTRY
+from ..frontend.fx import REGISTRY, pool_grad
 from . import cache, partition
 from .device import compile_graph
 
@@ -42,8 +42,10 @@ GRAPH_COMPILES: Counter = Counter()
 
 
 def decompositions() -> dict:
-    """Core ATen decompositions, except for the ops Top converts as they are."""
-    return {op: fn for op, fn in core_aten_decompositions().items() if op not in REGISTRY}
+    """Core ATen decompositions, except for the ops Top converts as they
+    are, and the max-pool backward without saved indices."""
+    table = {op: fn for op, fn in core_aten_decompositions().items() if op not in REGISTRY}
+    return {**table, **pool_grad.DECOMPOSITIONS}
 
 
 def _symbolic(inputs: Sequence) -> str | None:

@@ -5,6 +5,7 @@ shared builder. Kept apart from the inference converters in `ops`.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from .ops import _pos, _r, _shape, arg
@@ -84,10 +85,35 @@ def _conv_backward_check(node):
         return "only 2-D convolutions are supported"
     if transposed or groups != 1:
         return "transposed and grouped convolutions are not supported"
-    if mask[0] and any(s != 1 for s in stride):
-        return ("the input gradient of a strided convolution needs a transposed "
-                "convolution with a runtime filter")
+    if mask[0] and any(p < 0 for p in _grad_input_pads(node)):
+        return "the input gradient would need a negative padding (padding > dilated kernel)"
     return None
+
+
+def _grad_input_pads(node):
+    """Pads (begins, ends) of the stride-1 convolution giving the input
+    gradient from the zero-inserted output gradient: the dilated kernel
+    less the padding, plus at the end the rows and columns the forward's
+    stride left out."""
+    gy_node, x_node, w_node = node.args[:3]
+    stride, padding, dilation = node.args[4], node.args[5], node.args[6]
+    begins, ends = [], []
+    for size, out, k, s, p, d in zip(_shape(x_node)[2:], _shape(gy_node)[2:],
+                                     _shape(w_node)[2:], stride, padding, dilation):
+        begins.append(d * (k - 1) - p)
+        ends.append(begins[-1] + size - ((out - 1) * s - 2 * p + d * (k - 1) + 1))
+    return begins + ends
+
+
+def zero_insert(imp, name, x, channels, stride):
+    """`x` with stride - 1 zeros between pixels: a depthwise transposed
+    convolution by a constant 1x1 filter of ones (exact)."""
+    if all(s == 1 for s in stride):
+        return x
+    ones = imp.weight(f"{name}_ones", np.ones([channels, 1, 1, 1], np.float32))
+    return imp.deconv(name, x, ones, imp.none(), kernel=[1, 1], strides=stride,
+                      pads=[0, 0, 0, 0], dilations=[1, 1], output_padding=[0, 0],
+                      group=channels)
 
 
 def _flip(imp, name, t, shape, axes):
@@ -107,14 +133,20 @@ def _flip(imp, name, t, shape, axes):
                Sample((_r(2, 5, 6, 6), _r(2, 3, 6, 6, seed=1), _r(5, 3, 3, 3, seed=2), [5],
                        [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, True])),
                Sample((_r(2, 4, 5, 5), _r(2, 3, 9, 9, seed=1), _r(4, 3, 3, 3, seed=2), [4],
-                       [2, 2], [1, 1], [1, 1], False, [0, 0], 1, [False, True, True])),
+                       [2, 2], [1, 1], [1, 1], False, [0, 0], 1, [True, True, True])),
+               # Even sizes: the forward's stride leaves out the last row.
+               Sample((_r(2, 4, 4, 4), _r(2, 3, 8, 8, seed=1), _r(4, 3, 3, 3, seed=2), None,
+                       [2, 2], [1, 1], [1, 1], False, [0, 0], 1, [True, True, False])),
+               Sample((_r(2, 6, 4, 4), _r(2, 3, 8, 8, seed=1), _r(6, 3, 1, 1, seed=2), None,
+                       [2, 2], [0, 0], [1, 1], False, [0, 0], 1, [True, True, False])),
                Sample((_r(2, 4, 7, 7), _r(2, 6, 7, 7, seed=1), _r(4, 6, 1, 1, seed=2), None,
                        [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, True, False])),
            ])
 def convolution_backward(imp, node):
     """Gradients of a 2-D convolution as convolutions with runtime filters:
-    the input's (stride 1) is the output gradient convolved with the filter
-    flipped in H/W and its channels swapped; the filter's is the input
+    the input's is the output gradient, zero-inserted by the stride,
+    convolved at stride 1 with the filter flipped in H/W and its channels
+    swapped; the filter's is the input
     (channels as batch) convolved with the output gradient (batch as
     channels) at dilation = stride, cropped to the kernel; the bias's sums
     the output gradient over N, H, W."""
@@ -130,9 +162,9 @@ def convolution_backward(imp, node):
     if mask[0]:
         flipped = _flip(imp, f"{name}_flip", imp.permute(f"{name}_wt", w, [1, 0, 2, 3]),
                         [i, o, kh, kw], [2, 3])
-        pads = [dilation[0] * (kh - 1) - padding[0], dilation[1] * (kw - 1) - padding[1]]
-        results[0] = imp.conv(f"{name}_grad_input", gy, flipped, none, kernel=[kh, kw],
-                              strides=[1, 1], pads=pads * 2, dilations=dilation)
+        spread = zero_insert(imp, f"{name}_spread", gy, o, stride)
+        results[0] = imp.conv(f"{name}_grad_input", spread, flipped, none, kernel=[kh, kw],
+                              strides=[1, 1], pads=_grad_input_pads(node), dilations=dilation)
     if mask[1]:
         xt = imp.permute(f"{name}_xt", x, [1, 0, 2, 3])       # [I, N, H, W]
         gyt = imp.permute(f"{name}_gyt", gy, [1, 0, 2, 3])    # [O, N, OH, OW]

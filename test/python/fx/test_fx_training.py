@@ -5,8 +5,6 @@ parameters cos >= 0.9999, batch-norm buffers allclose), with one forward
 and one backward graph compiled for all steps; what falls back to the CPU
 is named in the log. The per-op gradient tests run the backward
 converters through the registry conformance tests (test_fx_conformance)."""
-import copy
-
 import pytest
 import torch
 
@@ -44,46 +42,19 @@ def _check(result, tpuc_log, loss_rtol=1e-4):
 
 
 @pytest.mark.slow
-def test_small_resnet_trains_like_eager_for_four_steps(tpuc_log):
-    lines = _check(train.train("resnet-small", 4), tpuc_log)
+def test_small_resnet_trains_like_eager(tpuc_log):
+    """Ten free-running steps at the default lr (0.001, below the stability
+    edge of gradient descent for this model; see train.default_lr)."""
+    lines = _check(train.train("resnet-small", STEPS), tpuc_log)
+    forward = next(line for line in lines if line.startswith("tpuc: forward_"))
     backward = next(line for line in lines if line.startswith("tpuc: backward_"))
-    # Stride-2 input gradients and the max-pool backward stay on the CPU, named.
-    assert "aten.max_pool2d_with_indices_backward.default (no Top converter)" in backward
+    # Max pooling saves no indices; its backward and the strided
+    # convolutions' input gradients run on the chip.
+    assert "max_pool" not in forward and "max_pool" not in backward
+    assert "convolution_backward" not in backward
     # The ReLU backward masks (x <= 0, where) run on the chip.
     assert "aten.le.Scalar" not in backward
     assert "aten.where.self (argument 1 is torch.int64" in backward  # only NLL's
-
-
-@pytest.mark.slow
-def test_small_resnet_every_step_matches_eager_from_the_same_weights():
-    """Ten steps on the chip; before each, eager PyTorch takes the chip run's
-    weights and buffers, so every step's loss, gradients and running stats
-    are compared from the same state. (Left to run freely for ten steps the
-    two diverge after step 4 — 1.1e-4 at step 5, 1.1e-2 at step 7 — exactly
-    as eager PyTorch diverges from itself when its gradients get 4e-6
-    relative noise, the size of float32 rounding here.)"""
-    torch.manual_seed(0)
-    net = train.MODELS["resnet-small"]().train()
-    eager = copy.deepcopy(net)
-    before = dict(backend.GRAPH_COMPILES)
-    compiled = torch.compile(models.WithLoss(net), backend=aot_backend, dynamic=False)
-    opt = torch.optim.SGD(net.parameters(), lr=0.01)
-    for x, y in train.batches("resnet-small", STEPS, 16, 32, 0):
-        eager.load_state_dict(net.state_dict())
-        loss, want = compiled(x, y), models.WithLoss(eager)(x, y)
-        loss.backward()
-        want.backward()
-        assert abs(loss.item() / want.item() - 1) <= 1e-4
-        for (name, p), (_, q) in zip(net.named_parameters(), eager.named_parameters()):
-            assert ((p.grad - q.grad).norm() / q.grad.norm()).item() <= 1e-4, name
-        for (name, b), (_, e) in zip(net.named_buffers(), eager.named_buffers()):
-            torch.testing.assert_close(b, e, rtol=1e-4, atol=1e-5, msg=name)
-        opt.step()
-        opt.zero_grad()
-        eager.zero_grad()
-    compiled_now = {k: v - before.get(k, 0) for k, v in backend.GRAPH_COMPILES.items()
-                    if v != before.get(k, 0)}
-    assert compiled_now == {"forward": 1, "backward": 1}
 
 
 @pytest.mark.slow
