@@ -118,7 +118,7 @@ class TpuGraph:
             runner, summary = self._compile(args)
         except Exception as e:  # noqa: BLE001  the model runs even when tpuc cannot compile it
             log.warning("tpuc: %s: compiling failed, running on the CPU: %s", self.name,
-                        str(e).splitlines()[0] if str(e) else type(e).__name__)
+                        _first_cause(e))
             log.debug("tpuc: %s: compile failure", self.name, exc_info=True)
             return lambda full: self.gm(*full)
         log.info("tpuc: %s on %s: %s; %.2f s, %d compiled, %d from cache", self.name, self.chip,
@@ -165,6 +165,17 @@ class TpuGraph:
         summary = (f"{len(self.programs)} device subgraph(s) ({ops} ops), "
                    f"{partition.describe(split)}")
         return run, summary
+
+
+def _first_cause(e: Exception) -> str:
+    """The error's first line, and its first diagnostic when the first line
+    only says that a pass pipeline failed."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    if not lines:
+        return type(e).__name__
+    if len(lines) > 1 and lines[0].startswith("Failure while executing pass pipeline"):
+        return f"{lines[0]}: {lines[1]}"
+    return lines[0]
 
 
 def _attr(gm: GraphModule, target: str):

@@ -153,6 +153,20 @@ def test_a_failing_compile_runs_on_the_cpu(tpuc_log, monkeypatch):
     assert "Traceback" not in tpuc_log.text
 
 
+def test_a_failing_pass_pipeline_names_its_diagnostic(tpuc_log, monkeypatch):
+    from tpuc.compiler import CompileError
+    from tpuc.dynamo import backend
+
+    def too_big(*args, **kwargs):
+        raise CompileError("Failure while executing pass pipeline\n"
+                           "  loc(unknown): network needs 2548143616 bytes of DDR")
+
+    monkeypatch.setattr(backend, "compile_graph", too_big)
+    _run(ConvCumsumConv().eval(), torch.randn(1, 3, 8, 8))
+    assert ("compiling failed, running on the CPU: Failure while executing pass pipeline: "
+            "loc(unknown): network needs 2548143616 bytes of DDR") in tpuc_log.text
+
+
 def test_device_compile_writes_no_weight_file_and_runs_nothing(fresh_cache, monkeypatch):
     """Constants reach the compiler in memory (no npz) and compiling does not
     run the bmodel: the only cmodel runs are the model's own calls."""

@@ -104,3 +104,124 @@ def test_frozen_layer_gives_none_grad_and_one_compile_per_graph():
             o.zero_grad()
     compiled_now = {k: v - before.get(k, 0) for k, v in backend.GRAPH_COMPILES.items()}
     assert compiled_now.get("forward") == 1 and compiled_now.get("backward") == 1
+
+
+class ClampGrad(torch.autograd.Function):
+    """Identity forward; the backward clips the gradient to [-1e-4, 1e-4]
+    (not what autograd would derive, so a wrong backward shows)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.clamp(-1e-4, 1e-4)
+
+
+class WithCustomFunction(TwoConvs):
+    def forward(self, x):
+        return self.b(ClampGrad.apply(torch.tanh(self.a(x)))).square().mean()
+
+
+def _grads(model):
+    return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+def _assert_same_grads(model, eager):
+    got, want = _grads(model), _grads(eager)
+    assert got.keys() == want.keys()
+    for name in want:
+        torch.testing.assert_close(got[name], want[name], rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_custom_autograd_function_uses_its_backward(tpuc_log):
+    """The custom backward (a clamp of the gradient) is traced into the
+    backward graph and compiled, or the graph falls back with a log line;
+    either way the gradients are the custom ones."""
+    model, eager = WithCustomFunction(), WithCustomFunction()
+    x = torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(5))
+    loss, want = torch.compile(model, backend=aot_backend, dynamic=False)(x), eager(x)
+    loss.backward()
+    want.backward()
+    torch.testing.assert_close(loss, want, rtol=1e-4, atol=1e-6)
+    _assert_same_grads(model, eager)
+    # The clamp bites: the custom gradient differs from the autograd one.
+    plain = TwoConvs()
+    plain(x).backward()
+    assert not torch.allclose(plain.a.weight.grad, eager.a.weight.grad, rtol=1e-2)
+    lines = [r.getMessage() for r in tpuc_log.records if r.name == "tpuc.dynamo"]
+    assert any(line.startswith("tpuc: backward_") for line in lines), lines
+
+
+def test_gradient_accumulation_over_two_steps():
+    """Two backward passes without zero_grad add into .grad as in eager;
+    the second micro-batch reuses both compiled graphs."""
+    model, eager = TwoConvs(), TwoConvs()
+    before = dict(backend.GRAPH_COMPILES)
+    compiled = torch.compile(model, backend=aot_backend, dynamic=False)
+    g = torch.Generator().manual_seed(6)
+    for _ in range(2):
+        x = torch.randn(2, 3, 8, 8, generator=g)
+        compiled(x).backward()
+        eager(x).backward()
+    _assert_same_grads(model, eager)
+    for o in (torch.optim.SGD(model.parameters(), lr=0.1),
+              torch.optim.SGD(eager.parameters(), lr=0.1)):
+        o.step()
+    for p, q in zip(model.parameters(), eager.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-7)
+    compiled_now = {k: v - before.get(k, 0) for k, v in backend.GRAPH_COMPILES.items()
+                    if v != before.get(k, 0)}
+    assert compiled_now == {"forward": 1, "backward": 1}
+
+
+class ConvBN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.conv(x)))
+        return self.fc(y.mean((2, 3)))
+
+
+def test_eval_after_training_uses_the_trained_weights_and_running_stats(tpuc_log):
+    """Training steps, then model.eval(): the inference graph (its own
+    compile) binds the current weights and running statistics; after one
+    more training step, eval rebinds them (logged) instead of serving stale
+    constants."""
+    model = ConvBN()
+    eager = ConvBN()
+    compiled = torch.compile(model, backend=aot_backend, dynamic=False)
+    opts = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, eager)]
+    g = torch.Generator().manual_seed(8)
+    x_eval = torch.randn(4, 3, 8, 8, generator=g)
+
+    def train_step():
+        x, target = torch.randn(4, 3, 8, 8, generator=g), torch.randn(4, 4, generator=g)
+        for m, o, run in ((model, opts[0], compiled), (eager, opts[1], eager)):
+            m.train()
+            torch.nn.functional.mse_loss(run(x), target).backward()
+            o.step()
+            o.zero_grad()
+
+    def check_eval():
+        model.eval()
+        eager.eval()
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x_eval), eager(x_eval), rtol=1e-4, atol=1e-5)
+
+    for _ in range(2):
+        train_step()
+    check_eval()
+    train_step()
+    check_eval()
+    for b, e in zip(model.buffers(), eager.buffers()):
+        torch.testing.assert_close(b, e, rtol=1e-4, atol=1e-6)
+    text = "\n".join(r.getMessage() for r in tpuc_log.records if r.name == "tpuc.dynamo")
+    assert "tpuc: inference_" in text
+    assert "parameters changed, rebinding" in text
