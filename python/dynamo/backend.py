@@ -223,6 +223,25 @@ def _set_attr(owner: torch.nn.Module, target: str, value) -> None:
         setattr(owner, last, value)
 
 
+# Ops whose value depends only on their operand's (static) shape and dtype.
+_SHAPE_ONLY = {torch.ops.aten.full_like.default, torch.ops.aten.zeros_like.default,
+               torch.ops.aten.ones_like.default}
+
+
+def _shape_only(node: Node) -> torch.Tensor | None:
+    """The value of a full_like / zeros_like / ones_like of a static shape."""
+    if node.op != "call_function" or node.target not in _SHAPE_ONLY:
+        return None
+    val = node.meta.get("val")
+    if not isinstance(val, torch.Tensor) or not all(isinstance(d, int) for d in val.shape):
+        return None
+    fill = {torch.ops.aten.zeros_like.default: 0, torch.ops.aten.ones_like.default: 1}.get(
+        node.target, node.args[1] if len(node.args) > 1 else None)
+    if not isinstance(fill, (int, float, bool)):
+        return None
+    return torch.full(tuple(val.shape), fill, dtype=val.dtype)
+
+
 def _foldable(node: Node) -> bool:
     if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
         return False
@@ -234,14 +253,15 @@ def _foldable(node: Node) -> bool:
 
 def _fold_constants(gm: GraphModule) -> None:
     """Evaluates, once, every op whose operands are all constants (shape
-    helpers, transposed weights, position ids) into a new constant."""
+    helpers, transposed weights, position ids), or whose value only depends
+    on a static shape (full_like), into a new constant."""
     folded = 0
     for node in list(gm.graph.nodes):
-        if not _foldable(node):
-            continue
-        args = torch.fx.node.map_arg(node.args, lambda n: _attr(gm, n.target))
-        kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: _attr(gm, n.target))
-        value = node.target(*args, **kwargs)
+        value = _shape_only(node)
+        if value is None and _foldable(node):
+            args = torch.fx.node.map_arg(node.args, lambda n: _attr(gm, n.target))
+            kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: _attr(gm, n.target))
+            value = node.target(*args, **kwargs)
         if not isinstance(value, torch.Tensor):
             continue
         attr = f"_tpuc_const_{folded}"

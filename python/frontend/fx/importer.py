@@ -20,7 +20,7 @@ from torch.fx import GraphModule, Node
 from ...mlir import ir
 from ..errors import FrontendError
 from ..top_builder import TopBuilder
-from . import mask_ops, ops, pool_grad, training_ops  # noqa: F401  (register the converters)
+from . import index_ops, mask_ops, ops, pool_grad, training_ops  # noqa: F401  (register the converters)
 from .registry import REGISTRY, op_name, unsupported_reason
 
 

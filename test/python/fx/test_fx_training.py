@@ -55,6 +55,10 @@ def test_small_resnet_trains_like_eager(tpuc_log):
     # The ReLU backward masks (x <= 0, where) run on the chip.
     assert "aten.le.Scalar" not in backward
     assert "aten.where.self (argument 1 is torch.int64" in backward  # only NLL's
+    # NLL's gather and the scatter of its gradient (onto a folded full_like)
+    # run on the chip; the int64 label bookkeeping stays on the CPU.
+    assert "gather" not in forward
+    assert "scatter" not in backward and "full_like" not in backward
 
 
 @pytest.mark.slow
@@ -62,8 +66,11 @@ def test_small_bert_trains_like_eager(tpuc_log):
     pytest.importorskip("transformers")
     lines = _check(train.train("bert", STEPS), tpuc_log)
     forward = next(line for line in lines if line.startswith("tpuc: forward_"))
+    backward = next(line for line in lines if line.startswith("tpuc: backward_"))
     # Layer norm, with the mean and rstd the backward reads, runs on the chip.
     assert "native_layer_norm" not in forward
+    # The embeddings' backward (scatter-add) runs on the chip.
+    assert "index_put" not in backward
 
 
 class TwoConvs(torch.nn.Module):
