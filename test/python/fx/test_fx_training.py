@@ -232,3 +232,34 @@ def test_eval_after_training_uses_the_trained_weights_and_running_stats(tpuc_log
     text = "\n".join(r.getMessage() for r in tpuc_log.records if r.name == "tpuc.dynamo")
     assert "tpuc: inference_" in text
     assert "parameters changed, rebinding" in text
+
+
+class PoolModel(torch.nn.Module):
+    def __init__(self, pool):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.pool = pool
+
+    def forward(self, x):
+        return self.pool(torch.relu(self.conv(x))).square().mean()
+
+
+@pytest.mark.parametrize("pool,on_chip", [
+    (torch.nn.MaxPool2d(3, 2, 1), True),
+    (torch.nn.MaxPool2d(2, 2, ceil_mode=True), False)])
+def test_max_pool_backward_without_indices(pool, on_chip, tpuc_log):
+    """The max-pool backward recomputes the maxima instead of reading saved
+    indices: on the chip, or (ceil_mode) on the CPU through ATen, named in
+    the log; the gradients are eager's either way (ReLU zeros make ties)."""
+    model, eager = PoolModel(pool), PoolModel(pool)
+    x = torch.randn(2, 3, 9, 9, generator=torch.Generator().manual_seed(9))
+    loss, want = torch.compile(model, backend=aot_backend, dynamic=False)(x), eager(x)
+    loss.backward()
+    want.backward()
+    torch.testing.assert_close(loss, want, rtol=1e-4, atol=1e-6)
+    _assert_same_grads(model, eager)
+    backward = next(r.getMessage() for r in tpuc_log.records
+                    if r.getMessage().startswith("tpuc: backward_"))
+    assert "max_pool2d_with_indices_backward" not in backward
+    assert ("tpuc.max_pool2d_backward.default (ceil_mode)" in backward) != on_chip
