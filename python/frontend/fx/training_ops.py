@@ -93,26 +93,31 @@ def _conv_backward_check(node):
 def _grad_input_pads(node):
     """Pads (begins, ends) of the stride-1 convolution giving the input
     gradient from the zero-inserted output gradient: the dilated kernel
-    less the padding, plus at the end the rows and columns the forward's
-    stride left out."""
+    less the padding on both sides."""
+    stride, padding, dilation = node.args[4], node.args[5], node.args[6]
+    pads = [d * (k - 1) - p for k, p, d in zip(_shape(node.args[2])[2:], padding, dilation)]
+    return pads + pads
+
+
+def _left_out(node):
+    """Rows and columns at the end of the input that the forward's stride
+    left out (their input gradient comes from padding only)."""
     gy_node, x_node, w_node = node.args[:3]
     stride, padding, dilation = node.args[4], node.args[5], node.args[6]
-    begins, ends = [], []
-    for size, out, k, s, p, d in zip(_shape(x_node)[2:], _shape(gy_node)[2:],
-                                     _shape(w_node)[2:], stride, padding, dilation):
-        begins.append(d * (k - 1) - p)
-        ends.append(begins[-1] + size - ((out - 1) * s - 2 * p + d * (k - 1) + 1))
-    return begins + ends
+    return [size - ((out - 1) * s - 2 * p + d * (k - 1) + 1)
+            for size, out, k, s, p, d in zip(_shape(x_node)[2:], _shape(gy_node)[2:],
+                                             _shape(w_node)[2:], stride, padding, dilation)]
 
 
-def zero_insert(imp, name, x, channels, stride):
-    """`x` with stride - 1 zeros between pixels: a depthwise transposed
-    convolution by a constant 1x1 filter of ones (exact)."""
+def zero_insert(imp, name, x, channels, stride, extra=(0, 0)):
+    """`x` with stride - 1 zeros between pixels and `extra` (< stride) zero
+    rows and columns at the end: a depthwise transposed convolution by a
+    constant 1x1 filter of ones (exact)."""
     if all(s == 1 for s in stride):
         return x
     ones = imp.weight(f"{name}_ones", np.ones([channels, 1, 1, 1], np.float32))
     return imp.deconv(name, x, ones, imp.none(), kernel=[1, 1], strides=stride,
-                      pads=[0, 0, 0, 0], dilations=[1, 1], output_padding=[0, 0],
+                      pads=[0, 0, 0, 0], dilations=[1, 1], output_padding=list(extra),
                       group=channels)
 
 
@@ -139,6 +144,10 @@ def _flip(imp, name, t, shape, axes):
                        [2, 2], [1, 1], [1, 1], False, [0, 0], 1, [True, True, False])),
                Sample((_r(2, 6, 4, 4), _r(2, 3, 8, 8, seed=1), _r(6, 3, 1, 1, seed=2), None,
                        [2, 2], [0, 0], [1, 1], False, [0, 0], 1, [True, True, False])),
+               # A ResNet-50 downsampling shortcut (wide enough to tile the rows).
+               Sample((_r(16, 512, 4, 4), _r(16, 256, 8, 8, seed=1),
+                       _r(512, 256, 1, 1, seed=2), None, [2, 2], [0, 0], [1, 1], False,
+                       [0, 0], 1, [True, False, False])),
                Sample((_r(2, 4, 7, 7), _r(2, 6, 7, 7, seed=1), _r(4, 6, 1, 1, seed=2), None,
                        [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, True, False])),
            ])
@@ -162,7 +171,7 @@ def convolution_backward(imp, node):
     if mask[0]:
         flipped = _flip(imp, f"{name}_flip", imp.permute(f"{name}_wt", w, [1, 0, 2, 3]),
                         [i, o, kh, kw], [2, 3])
-        spread = zero_insert(imp, f"{name}_spread", gy, o, stride)
+        spread = zero_insert(imp, f"{name}_spread", gy, o, stride, _left_out(node))
         results[0] = imp.conv(f"{name}_grad_input", spread, flipped, none, kernel=[kh, kw],
                               strides=[1, 1], pads=_grad_input_pads(node), dilations=dilation)
     if mask[1]:
