@@ -142,17 +142,22 @@ def _assert_same_grads(model, eager):
         torch.testing.assert_close(got[name], want[name], rtol=1e-4, atol=1e-6, msg=name)
 
 
+def _one_step_like_eager(model, eager, x):
+    """The compiled model's loss and gradients equal eager's for input x."""
+    loss, want = torch.compile(model, backend=aot_backend, dynamic=False)(x), eager(x)
+    loss.backward()
+    want.backward()
+    torch.testing.assert_close(loss, want, rtol=1e-4, atol=1e-6)
+    _assert_same_grads(model, eager)
+
+
 def test_custom_autograd_function_uses_its_backward(tpuc_log):
     """The custom backward (a clamp of the gradient) is traced into the
     backward graph and compiled, or the graph falls back with a log line;
     either way the gradients are the custom ones."""
     model, eager = WithCustomFunction(), WithCustomFunction()
     x = torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(5))
-    loss, want = torch.compile(model, backend=aot_backend, dynamic=False)(x), eager(x)
-    loss.backward()
-    want.backward()
-    torch.testing.assert_close(loss, want, rtol=1e-4, atol=1e-6)
-    _assert_same_grads(model, eager)
+    _one_step_like_eager(model, eager, x)
     # The clamp bites: the custom gradient differs from the autograd one.
     plain = TwoConvs()
     plain(x).backward()
@@ -252,13 +257,8 @@ def test_max_pool_backward_without_indices(pool, on_chip, tpuc_log):
     """The max-pool backward recomputes the maxima instead of reading saved
     indices: on the chip, or (ceil_mode) on the CPU through ATen, named in
     the log; the gradients are eager's either way (ReLU zeros make ties)."""
-    model, eager = PoolModel(pool), PoolModel(pool)
     x = torch.randn(2, 3, 9, 9, generator=torch.Generator().manual_seed(9))
-    loss, want = torch.compile(model, backend=aot_backend, dynamic=False)(x), eager(x)
-    loss.backward()
-    want.backward()
-    torch.testing.assert_close(loss, want, rtol=1e-4, atol=1e-6)
-    _assert_same_grads(model, eager)
+    _one_step_like_eager(PoolModel(pool), PoolModel(pool), x)
     backward = next(r.getMessage() for r in tpuc_log.records
                     if r.getMessage().startswith("tpuc: backward_"))
     assert "max_pool2d_with_indices_backward" not in backward
