@@ -20,7 +20,8 @@ from torch.fx import GraphModule, Node
 from ...mlir import ir
 from ..errors import FrontendError
 from ..top_builder import TopBuilder
-from . import index_ops, mask_ops, ops, pool_grad, training_ops  # noqa: F401  (register the converters)
+# Registers the converters.
+from . import index_ops, mask_ops, ops, pool_grad, training_ops  # noqa: F401
 from .registry import REGISTRY, op_name, unsupported_reason
 
 

@@ -5,6 +5,8 @@ parameters cos >= 0.9999, batch-norm buffers allclose), with one forward
 and one backward graph compiled for all steps; what falls back to the CPU
 is named in the log. The per-op gradient tests run the backward
 converters through the registry conformance tests (test_fx_conformance)."""
+import copy
+
 import pytest
 import torch
 
@@ -71,6 +73,35 @@ def test_small_bert_trains_like_eager(tpuc_log):
     assert "native_layer_norm" not in forward
     # The embeddings' backward (scatter-add) runs on the chip.
     assert "index_put" not in backward
+
+
+@pytest.mark.slow
+def test_resnet50_training_step_is_as_accurate_as_eager_float32(tpuc_log):
+    """One step of torchvision's ResNet-50 (batch 16 of 32x32) on tpu_edge:
+    both graphs compile (no whole-graph fallback) and the loss matches eager.
+    Its gradients are ill-conditioned (batch norm over 16 to 64 values in
+    the last stages): eager float32 itself is only 0.99986 cos from float64
+    on some, so the chip's gradients are held to float64 with at most three
+    times eager float32's largest error (measured: 2.7e-4 against 1.4e-4)."""
+    torch.manual_seed(0)
+    net = train.MODELS["resnet50"]().train()
+    eager, exact = copy.deepcopy(net), copy.deepcopy(net).double()
+    x, y = train.batches("resnet50", 1, 16, 32, 0)[0]
+    loss = torch.compile(models.WithLoss(net), backend=aot_backend, dynamic=False)(x, y)
+    want = models.WithLoss(eager)(x, y)
+    for value in (loss, want, models.WithLoss(exact)(x.double(), y)):
+        value.backward()
+    assert abs(loss.item() / want.item() - 1) <= 1e-4
+    chip_error, eager_error = {}, {}
+    for (name, p), (_, q), (_, r) in zip(net.named_parameters(), eager.named_parameters(),
+                                         exact.named_parameters()):
+        chip_error[name], eager_error[name] = 1 - cosine(p.grad, r.grad), 1 - cosine(q.grad, r.grad)
+    worst = max(chip_error, key=chip_error.get)
+    assert chip_error[worst] <= 3 * max(eager_error.values()), (worst, chip_error[worst])
+    for (name, b), (_, e) in zip(net.named_buffers(), eager.named_buffers()):
+        torch.testing.assert_close(b, e, rtol=1e-4, atol=1e-5, msg=name)
+    assert "compiling failed" not in tpuc_log.text
+    assert "tpuc: backward_" in tpuc_log.text
 
 
 class TwoConvs(torch.nn.Module):
