@@ -5,6 +5,9 @@ and the wall time, then the compile counts and the compile time.
 
     python -m tpuc.examples.train --model resnet18 --steps 10
     python -m tpuc.examples.train --model bert --steps 10 --chip tpu_pro
+
+bert-large needs --chip tpu_pro: its parameters alone (1.3 GB in float32)
+exceed tpu_edge's 256 MB of DDR, and both graphs would run on the CPU.
 """
 from __future__ import annotations
 
