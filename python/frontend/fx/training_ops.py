@@ -94,7 +94,7 @@ def _grad_input_pads(node):
     """Pads (begins, ends) of the stride-1 convolution giving the input
     gradient from the zero-inserted output gradient: the dilated kernel
     less the padding on both sides."""
-    stride, padding, dilation = node.args[4], node.args[5], node.args[6]
+    padding, dilation = node.args[5], node.args[6]
     pads = [d * (k - 1) - p for k, p, d in zip(_shape(node.args[2])[2:], padding, dilation)]
     return pads + pads
 
@@ -155,10 +155,9 @@ def convolution_backward(imp, node):
     """Gradients of a 2-D convolution as convolutions with runtime filters:
     the input's is the output gradient, zero-inserted by the stride,
     convolved at stride 1 with the filter flipped in H/W and its channels
-    swapped; the filter's is the input
-    (channels as batch) convolved with the output gradient (batch as
-    channels) at dilation = stride, cropped to the kernel; the bias's sums
-    the output gradient over N, H, W."""
+    swapped; the filter's is the input (channels as batch) convolved with
+    the output gradient (batch as channels) at dilation = stride, cropped
+    to the kernel; the bias's sums the output gradient over N, H, W."""
     gy_node, x_node, w_node = node.args[:3]
     stride, padding, dilation, mask = node.args[4], node.args[5], node.args[6], node.args[10]
     gy, x, w = imp.value(gy_node), imp.value(x_node), imp.value(w_node)
