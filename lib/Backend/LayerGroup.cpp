@@ -2,10 +2,11 @@
 //
 // Greedy over the entry function in program order: a run of consecutive ops
 // that can run LMEM-resident grows while planLayerGroup still places all of
-// its tensors and the cost model says the op is faster in the run than on
-// its own; an op that cannot join, does not fit or does not pay closes the
-// run. Runs of two or more ops become groups (a single op gains nothing over
-// its own tiled codegen).
+// its tensors (whole, or in slices of rows) and the cost model says the op
+// is faster in the run than on its own; an op that cannot join, does not
+// fit or does not pay closes the run. Runs of two or more ops become groups
+// (a single op gains nothing over its own tiled codegen); sliced ones also
+// get their slice count (kSlicesAttr).
 //
 // Cost model. On its own an op streams its tiles, overlapping DDR traffic
 // with compute: max(TIU cycles, DDR bytes / bandwidth) plus the latency of
@@ -15,7 +16,10 @@
 // are in and the previous op is done, and stored results leave after their
 // op. A group whose weights take long to load before the TIU can start (a
 // large filter on a small chip) is slower than the ops' own pipelines and is
-// not formed.
+// not formed. A group sliced along H pipelines its slices (slicedCycles):
+// the weights and the first slice's rows load up front, then each slice's
+// loads overlap the previous slice's compute and its stores the next's; the
+// TIU work of each op grows with the halo rows it recomputes.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Backend/CodegenInterface.h"
@@ -83,7 +87,7 @@ double soloCycles(Operation *op, const Target &t) {
          2.0 * (t.ddr_latency_cycles + t.gdma_issue_cycles);
 }
 
-/// Cycles of `ops` as one group (see the file comment).
+/// Cycles of `ops` as one group of whole tensors (see the file comment).
 double groupCycles(ArrayRef<Operation *> ops, const Target &t) {
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   llvm::SmallPtrSet<void *, 16> loaded;
@@ -115,6 +119,69 @@ double groupCycles(ArrayRef<Operation *> ops, const Target &t) {
   return std::max(end, tiu);
 }
 
+/// Cycles of a group sliced along H: the first slice waits for the weights
+/// (and its rows of the inputs); then the GDMA loads slice s + 1 once the
+/// TIU is done with its slot (slice s - 1), while the TIU computes slice s,
+/// whose stores follow it. Each op's TIU cycles scale with the rows it
+/// computes, halos included.
+double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
+                    const Target &t) {
+  const double bw = t.ddr_bytes_per_cycle,
+               fixed = t.ddr_latency_cycles + t.gdma_issue_cycles;
+  const auto &pb = plan.buffers;
+  auto rowBytes = [&](int i) {
+    return double(tensorBytes(pb[i].value)) / double(pb[i].height);
+  };
+  const int64_t S = plan.slices;
+  std::vector<double> load(S, 0), store(S, 0), tiu(S, 0);
+  double weights = 0;
+  for (size_t i = 0; i < pb.size(); ++i)
+    if (pb[i].kind == GroupPlan::Kind::Weight)
+      weights += tensorBytes(pb[i].value) / bw + t.gdma_issue_cycles;
+  for (int64_t s = 0; s < S; ++s) {
+    for (size_t i = 0; i < pb.size(); ++i)
+      if (pb[i].kind == GroupPlan::Kind::Input && plan.held[s][i].size())
+        load[s] += plan.held[s][i].size() * rowBytes(int(i)) / bw +
+                   t.gdma_issue_cycles;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      int r = plan.results[k];
+      double frac = double(plan.held[s][r].size()) / double(pb[r].height);
+      if (frac > 0)
+        tiu[s] += (tiuCycles(ops[k], t) - t.tiu_issue_cycles) * frac +
+                  t.tiu_issue_cycles;
+      if (plan.stored[k] && plan.storedRows[s][k].size())
+        store[s] += plan.storedRows[s][k].size() * rowBytes(r) / bw +
+                    t.gdma_issue_cycles;
+    }
+  }
+  double gdma = weights + load[0], end = 0;
+  std::vector<double> done(S, 0);
+  double ready = gdma + t.ddr_latency_cycles;
+  for (int64_t s = 0; s < S; ++s) {
+    double next = 0;
+    if (s + 1 < S) {
+      gdma = std::max(gdma, s > 0 ? done[s - 1] : 0.0) + load[s + 1];
+      next = gdma + t.ddr_latency_cycles;
+    }
+    done[s] = std::max(s > 0 ? done[s - 1] : 0.0, ready) + tiu[s];
+    gdma = std::max(gdma, done[s]) + store[s];
+    end = std::max(end, gdma + fixed);
+    ready = next;
+  }
+  return std::max(end, done[S - 1]);
+}
+
+} // namespace
+
+double tpuc::backend::estimateGroupCycles(ArrayRef<Operation *> ops,
+                                          const GroupPlan &plan,
+                                          const Target &target) {
+  return plan.slices > 1 ? slicedCycles(ops, plan, target)
+                         : groupCycles(ops, target);
+}
+
+namespace {
+
 struct LayerGroupPass
     : public tpuc::backend::impl::LayerGroupBase<LayerGroupPass> {
   using Base::Base;
@@ -135,10 +202,15 @@ struct LayerGroupPass
     auto i64 = IntegerType::get(module.getContext(), 64);
     int64_t next = 0;
     SmallVector<Operation *> run;
+    double runCycles = 0; // estimated cycles of `run` as a group
+    int64_t runSlices = 1;
     auto close = [&]() {
       if (run.size() >= 2) {
-        for (Operation *op : run)
+        for (Operation *op : run) {
           op->setAttr(kGroupAttr, IntegerAttr::get(i64, next));
+          if (runSlices > 1)
+            op->setAttr(kSlicesAttr, IntegerAttr::get(i64, runSlices));
+        }
         ++next;
       }
       run.clear();
@@ -147,25 +219,35 @@ struct LayerGroupPass
       if (!isa<tpu::TpuDialect>(op.getDialect()))
         continue;
       op.removeAttr(kGroupAttr);
+      op.removeAttr(kSlicesAttr);
       if (!canJoinLayerGroup(&op)) {
         close();
         continue;
       }
-      double before = run.empty() ? 0 : groupCycles(run, target);
       run.push_back(&op);
-      bool fits = (maxOps <= 0 || int64_t(run.size()) <= maxOps) &&
-                  succeeded(planLayerGroup(run, target));
+      FailureOr<GroupPlan> plan = failure();
+      if (maxOps <= 0 || int64_t(run.size()) <= maxOps)
+        plan = planLayerGroup(run, target);
+      double cycles =
+          succeeded(plan) ? estimateGroupCycles(run, *plan, target) : 0;
       bool pays = run.size() == 1 ||
-                  groupCycles(run, target) <=
-                      (run.size() == 2 ? soloCycles(run[0], target) : before) +
-                          soloCycles(&op, target);
-      if (fits && pays)
+                  cycles <= (run.size() == 2 ? soloCycles(run[0], target)
+                                             : runCycles) +
+                                soloCycles(&op, target);
+      if (succeeded(plan) && pays) {
+        runCycles = cycles;
+        runSlices = plan->slices;
         continue;
+      }
       run.pop_back();
       close();
       run.push_back(&op);
-      if (failed(planLayerGroup(run, target)))
-        run.clear(); // too big even alone: its own codegen tiles it
+      plan = planLayerGroup(run, target);
+      if (failed(plan))
+        run.clear(); // too big even sliced: its own codegen tiles it
+      else
+        runCycles = estimateGroupCycles(run, *plan, target),
+        runSlices = plan->slices;
     }
     close();
   }
