@@ -313,26 +313,77 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
   llvm::stable_sort(order, [&](int a, int b) {
     return plan.buffers[a].start < plan.buffers[b].start;
   });
-  SmallVector<int> placed;
-  for (int i : order) {
-    GroupPlan::Buffer &b = plan.buffers[i];
-    SmallVector<std::pair<uint64_t, uint64_t>> busy;
-    for (int j : placed) {
-      const GroupPlan::Buffer &o = plan.buffers[j];
-      if (o.start <= b.end && b.start <= o.end)
-        busy.push_back({o.offset, o.offset + o.bytes});
-    }
-    llvm::sort(busy);
-    uint64_t off = 0;
-    for (auto [lo, hi] : busy)
-      if (off + b.bytes > lo && off < hi)
-        off = std::max(off, hi);
-    b.offset = off;
-    plan.bytes = std::max(plan.bytes, off + b.bytes);
-    if (plan.bytes > target.lmem_bytes_per_lane)
-      return failure();
-    placed.push_back(i);
+  // Sliced groups run each op many times: the tensors one op reads (and
+  // writes) start in different LMEM banks where the space allows, since a
+  // TIU instruction reading two sources that start in one bank is slower.
+  // The group's size is then a whole number of banks, so its base (either
+  // end of LMEM) starts a bank.
+  const uint64_t bank = target.bankBytes();
+  std::vector<SmallVector<int, 8>> partners(plan.buffers.size());
+  for (int k = 0; k < n; ++k) {
+    SmallVector<int, 8> mine(plan.temps[k].begin(), plan.temps[k].end());
+    mine.push_back(plan.results[k]);
+    for (int i : plan.operands[k])
+      if (i >= 0)
+        mine.push_back(i);
+    for (int a : mine)
+      for (int b : mine)
+        if (a != b)
+          partners[a].push_back(b);
   }
+  auto banksOf = [&](const GroupPlan::Buffer &b, uint64_t off) {
+    SmallVector<uint64_t, 2> banks;
+    for (int q = 0; q < b.slots; ++q)
+      banks.push_back((off + uint64_t(q) * (b.bytes / b.slots)) / bank);
+    return banks;
+  };
+  auto place = [&](bool spreadBanks) -> LogicalResult {
+    plan.bytes = 0;
+    SmallVector<int> placed;
+    std::vector<bool> isPlaced(plan.buffers.size(), false);
+    for (int i : order) {
+      GroupPlan::Buffer &b = plan.buffers[i];
+      SmallVector<std::pair<uint64_t, uint64_t>> busy;
+      for (int j : placed) {
+        const GroupPlan::Buffer &o = plan.buffers[j];
+        if (o.start <= b.end && b.start <= o.end)
+          busy.push_back({o.offset, o.offset + o.bytes});
+      }
+      llvm::sort(busy);
+      SmallVector<uint64_t, 8> taken;
+      if (spreadBanks)
+        for (int j : partners[i])
+          if (isPlaced[j])
+            llvm::append_range(taken, banksOf(plan.buffers[j], plan.buffers[j].offset));
+      auto clash = [&](uint64_t off) {
+        return llvm::any_of(banksOf(b, off), [&](uint64_t k) {
+          return llvm::is_contained(taken, k);
+        });
+      };
+      uint64_t off = 0;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (auto [lo, hi] : busy)
+          if (off + b.bytes > lo && off < hi && hi > off)
+            off = hi, moved = true;
+        if (clash(off) && off + b.bytes <= target.lmem_bytes_per_lane)
+          off = (off / bank + 1) * bank, moved = true;
+      }
+      b.offset = off;
+      plan.bytes = std::max(plan.bytes, off + b.bytes);
+      if (spreadBanks)
+        plan.bytes = (plan.bytes + bank - 1) / bank * bank;
+      if (plan.bytes > target.lmem_bytes_per_lane)
+        return failure();
+      placed.push_back(i);
+      isPlaced[i] = true;
+    }
+    return success();
+  };
+  if (plan.slices > 1 && succeeded(place(true)))
+    return plan;
+  if (failed(place(false)))
+    return failure();
   return plan;
 }
 
@@ -380,8 +431,8 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
 }
 
 /// Emits a group sliced along H: slice s + 1's inputs load (into the other
-/// slot) before slice s computes, and each stored result of slice s leaves
-/// after its op, so the GDMA queue holds the next loads ahead of the stores
+/// slot) before slice s computes, and slice s's stored results leave after
+/// its compute, so the GDMA queue holds the next loads ahead of the stores
 /// waiting on the TIU.
 static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
                                 const GroupPlan &plan, const LBuf &base) {
@@ -500,7 +551,12 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
       if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
         return ops[k]->emitOpError()
                << "failed to generate code in a layer group";
-      Rows st = plan.storedRows[s][k];
+    }
+    // Stores follow the slice's compute: a TIU instruction reading a buffer
+    // would wait for a store reading it too.
+    for (size_t k = 0; k < ops.size(); ++k) {
+      int r = plan.results[k];
+      Rows out = plan.held[s][r], st = plan.storedRows[s][k];
       if (!plan.stored[k] || !st.size())
         continue;
       auto addr = ddrAddr(pb[r].value);

@@ -1,12 +1,13 @@
 //===- LayerGroup.cpp - Partition the network into layer groups -----------===//
 //
-// Greedy over the entry function in program order: a run of consecutive ops
-// that can run LMEM-resident grows while planLayerGroup still places all of
-// its tensors (whole, or in slices of rows) and the cost model says the op
-// is faster in the run than on its own; an op that cannot join, does not
-// fit or does not pay closes the run. Runs of two or more ops become groups
-// (a single op gains nothing over its own tiled codegen); sliced ones also
-// get their slice count (kSlicesAttr).
+// The entry function's ops that can run LMEM-resident form chains of
+// consecutive ops (an op that cannot join ends one). Each chain is split
+// into runs by dynamic programming over the cost model: the least estimated
+// cycles of its first j ops is, over the last run [i, j), that of its first
+// i ops plus the run's (an op on its own, or a group planLayerGroup places,
+// whole or in slices of rows). Runs of two or more ops become groups (a
+// single op gains nothing over its own tiled codegen); sliced ones also get
+// their slice count (kSlicesAttr).
 //
 // Cost model. On its own an op streams its tiles, overlapping DDR traffic
 // with compute: max(TIU cycles, DDR bytes / bandwidth) plus the latency of
@@ -31,6 +32,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <algorithm>
+#include <cmath>
 
 namespace tpuc {
 namespace backend {
@@ -129,8 +131,16 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
   const double bw = t.ddr_bytes_per_cycle,
                fixed = t.ddr_latency_cycles + t.gdma_issue_cycles;
   const auto &pb = plan.buffers;
-  auto rowBytes = [&](int i) {
-    return double(tensorBytes(pb[i].value)) / double(pb[i].height);
+  // A slice of rows moves one run of rows x W per (n, c) plane, in whole
+  // DDR bursts.
+  auto moveCycles = [&](int i, int64_t rows) {
+    const auto &sh = pb[i].shape;
+    double run = double(rows * sh[3] * dtypeSize(pb[i].dtype));
+    double burst = std::max<double>(1, t.ddr_burst_bytes);
+    double bytes = rows == pb[i].height
+                       ? double(tensorBytes(pb[i].value))
+                       : double(sh[0] * sh[1]) * std::ceil(run / burst) * burst;
+    return bytes / bw + t.gdma_issue_cycles;
   };
   const int64_t S = plan.slices;
   std::vector<double> load(S, 0), store(S, 0), tiu(S, 0);
@@ -141,8 +151,7 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
   for (int64_t s = 0; s < S; ++s) {
     for (size_t i = 0; i < pb.size(); ++i)
       if (pb[i].kind == GroupPlan::Kind::Input && plan.held[s][i].size())
-        load[s] += plan.held[s][i].size() * rowBytes(int(i)) / bw +
-                   t.gdma_issue_cycles;
+        load[s] += moveCycles(int(i), plan.held[s][i].size());
     for (size_t k = 0; k < ops.size(); ++k) {
       int r = plan.results[k];
       double frac = double(plan.held[s][r].size()) / double(pb[r].height);
@@ -150,8 +159,7 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
         tiu[s] += (tiuCycles(ops[k], t) - t.tiu_issue_cycles) * frac +
                   t.tiu_issue_cycles;
       if (plan.stored[k] && plan.storedRows[s][k].size())
-        store[s] += plan.storedRows[s][k].size() * rowBytes(r) / bw +
-                    t.gdma_issue_cycles;
+        store[s] += moveCycles(r, plan.storedRows[s][k].size());
     }
   }
   double gdma = weights + load[0], end = 0;
@@ -199,57 +207,60 @@ struct LayerGroupPass
     func::FuncOp func = getEntryFunction(module);
     if (!func)
       return;
-    auto i64 = IntegerType::get(module.getContext(), 64);
-    int64_t next = 0;
-    SmallVector<Operation *> run;
-    double runCycles = 0; // estimated cycles of `run` as a group
-    int64_t runSlices = 1;
-    auto close = [&]() {
-      if (run.size() >= 2) {
-        for (Operation *op : run) {
-          op->setAttr(kGroupAttr, IntegerAttr::get(i64, next));
-          if (runSlices > 1)
-            op->setAttr(kSlicesAttr, IntegerAttr::get(i64, runSlices));
-        }
-        ++next;
-      }
-      run.clear();
-    };
+    // Chains of consecutive ops that can join groups; other ops end them.
+    SmallVector<SmallVector<Operation *>> chains(1);
     for (Operation &op : func.getBody().front().without_terminator()) {
       if (!isa<tpu::TpuDialect>(op.getDialect()))
         continue;
       op.removeAttr(kGroupAttr);
       op.removeAttr(kSlicesAttr);
-      if (!canJoinLayerGroup(&op)) {
-        close();
-        continue;
-      }
-      run.push_back(&op);
-      FailureOr<GroupPlan> plan = failure();
-      if (maxOps <= 0 || int64_t(run.size()) <= maxOps)
-        plan = planLayerGroup(run, target);
-      double cycles =
-          succeeded(plan) ? estimateGroupCycles(run, *plan, target) : 0;
-      bool pays = run.size() == 1 ||
-                  cycles <= (run.size() == 2 ? soloCycles(run[0], target)
-                                             : runCycles) +
-                                soloCycles(&op, target);
-      if (succeeded(plan) && pays) {
-        runCycles = cycles;
-        runSlices = plan->slices;
-        continue;
-      }
-      run.pop_back();
-      close();
-      run.push_back(&op);
-      plan = planLayerGroup(run, target);
-      if (failed(plan))
-        run.clear(); // too big even sliced: its own codegen tiles it
-      else
-        runCycles = estimateGroupCycles(run, *plan, target),
-        runSlices = plan->slices;
+      if (canJoinLayerGroup(&op))
+        chains.back().push_back(&op);
+      else if (!chains.back().empty())
+        chains.emplace_back();
     }
-    close();
+    int64_t next = 0;
+    for (ArrayRef<Operation *> chain : chains)
+      partition(chain, target, next);
+  }
+
+  /// Splits `chain` into the runs of least estimated cycles (each op on its
+  /// own, or a group that planLayerGroup places) and marks the groups.
+  void partition(ArrayRef<Operation *> chain, const Target &target,
+                 int64_t &next) {
+    const size_t m = chain.size();
+    // best[j]: least cycles of chain[0, j), whose last run starts at from[j].
+    std::vector<double> best(m + 1, 0);
+    std::vector<size_t> from(m + 1, 0);
+    std::vector<int64_t> slices(m + 1, 1);
+    for (size_t j = 1; j <= m; ++j) {
+      best[j] = best[j - 1] + soloCycles(chain[j - 1], target);
+      from[j] = j - 1;
+      for (size_t i = j - 1; i-- > 0;) {
+        if (maxOps > 0 && int64_t(j - i) > maxOps)
+          break;
+        ArrayRef<Operation *> run = chain.slice(i, j - i);
+        auto plan = planLayerGroup(run, target);
+        if (failed(plan))
+          break; // longer runs ending here do not fit either
+        double c = best[i] + estimateGroupCycles(run, *plan, target);
+        if (c < best[j])
+          best[j] = c, from[j] = i, slices[j] = plan->slices;
+      }
+    }
+    SmallVector<std::pair<size_t, size_t>> groups;
+    for (size_t j = m; j > 0; j = from[j])
+      if (j - from[j] >= 2)
+        groups.push_back({from[j], j});
+    auto i64 = IntegerType::get(&getContext(), 64);
+    for (auto [i, j] : llvm::reverse(groups)) {
+      for (size_t k = i; k < j; ++k) {
+        chain[k]->setAttr(kGroupAttr, IntegerAttr::get(i64, next));
+        if (slices[j] > 1)
+          chain[k]->setAttr(kSlicesAttr, IntegerAttr::get(i64, slices[j]));
+      }
+      ++next;
+    }
   }
 };
 
