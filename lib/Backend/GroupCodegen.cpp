@@ -313,9 +313,9 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
   llvm::stable_sort(order, [&](int a, int b) {
     return plan.buffers[a].start < plan.buffers[b].start;
   });
-  // Sliced groups run each op many times: the tensors one op reads (and
-  // writes) start in different LMEM banks where the space allows, since a
-  // TIU instruction reading two sources that start in one bank is slower.
+  // The tensors one op reads (and writes) start in different LMEM banks
+  // where the space allows, since a TIU instruction reading two sources
+  // that start in one bank is slower.
   // The group's size is then a whole number of banks, so its base (either
   // end of LMEM) starts a bank.
   const uint64_t bank = target.bankBytes();
@@ -380,7 +380,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     }
     return success();
   };
-  if (plan.slices > 1 && succeeded(place(true)))
+  if (succeeded(place(true)))
     return plan;
   if (failed(place(false)))
     return failure();
