@@ -10,6 +10,7 @@
 #include "tpuc/Support/Module.h"
 #include "tpuc/Backend/Codegen.h"
 #include "tpuc/Backend/CodegenInterface.h"
+#include "tpuc/Backend/LayerGroup.h"
 #include "tpuc/Backend/Passes.h"
 #include "tpuc/Backend/Target.h"
 #include "tpuc/Support/OpHelpers.h"
@@ -76,11 +77,33 @@ struct AssignAddressPass
     for (Operation &op : body)
       index[&op] = pos++;
     const int64_t forever = pos;
+    // Ops of a group sliced along H (tpu-layer-group ran first) read their
+    // inputs and write their stored results from the group's first op to
+    // its last.
+    DenseMap<int64_t, std::pair<int64_t, int64_t>> sliced;
+    auto groupOf = [&](Operation *op) -> std::optional<int64_t> {
+      auto g = op->getAttrOfType<IntegerAttr>(kGroupAttr);
+      if (!g || !op->hasAttr(kSlicesAttr))
+        return std::nullopt;
+      return g.getInt();
+    };
+    for (Operation &op : body)
+      if (auto g = groupOf(&op)) {
+        auto [it, fresh] = sliced.try_emplace(*g, index[&op], index[&op]);
+        it->second.second = index[&op];
+      }
+    auto defIndex = [&](Operation *op) {
+      auto g = groupOf(op);
+      return g ? sliced[*g].first : index[op];
+    };
     auto lastUse = [&](Value v) {
       int64_t last = v.getDefiningOp() ? index[v.getDefiningOp()] : 0;
       for (Operation *user : v.getUsers()) {
         Operation *top = body.findAncestorOpInBlock(*user);
         int64_t u = top ? index[top] : forever;
+        if (top)
+          if (auto g = groupOf(top))
+            u = sliced[*g].second;
         if (top && top->hasTrait<OpTrait::IsTerminator>())
           u = forever;
         last = std::max(last, u);
@@ -153,7 +176,7 @@ struct AssignAddressPass
         }
       }
       Buffer b;
-      b.start = isInput ? -1 : index[&op];
+      b.start = isInput ? -1 : defIndex(&op);
       b.end = isInput ? forever : lastUse(op.getResult(0));
       b.bytes = alignTo(std::max<uint64_t>(*bytes, 1), align);
       b.holders.push_back(&op);

@@ -7,6 +7,8 @@
 // scratch reuse the space of tensors that died (first fit over live ranges).
 // A buffer placed over dead ones starts fenced on their last TIU and GDMA
 // users, which orders reuse after the reads and stores of the old data.
+// Groups too big for whole tensors are sliced along H (sliceRows,
+// emitSliced): every buffer holds the rows of the current slice.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Backend/LayerGroup.h"
@@ -22,6 +24,7 @@
 
 using namespace mlir;
 using namespace tpuc::chip;
+using Rows = tpuc::backend::GroupPlan::Rows;
 
 namespace tpuc {
 namespace backend {
@@ -66,10 +69,106 @@ bool canJoinLayerGroup(Operation *op) {
   return true;
 }
 
+static Rows hull(Rows a, Rows b) {
+  if (!b.size())
+    return a;
+  if (!a.size())
+    return b;
+  return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+}
+
+/// The rows every buffer of `plan` holds in each of `slices` slices: going
+/// backwards from the results no member uses (an equal share of their rows
+/// per slice), each op computes the rows its users read, and reads the rows
+/// its windows need (localInputRows). A stored result also covers the rows
+/// earlier slices skipped, up to its last row in the last slice. Then sizes
+/// the buffers for the most rows a slice holds.
+static LogicalResult sliceRows(GroupPlan &plan, ArrayRef<Operation *> ops,
+                               const llvm::SmallPtrSetImpl<Operation *> &members,
+                               int64_t slices) {
+  const int n = int(ops.size());
+  const size_t nb = plan.buffers.size();
+  plan.slices = slices;
+  plan.held.assign(slices, std::vector<Rows>(nb));
+  plan.reads.assign(slices, std::vector<SmallVector<Rows, 4>>(n));
+  plan.storedRows.assign(slices, std::vector<Rows>(n));
+  for (GroupPlan::Buffer &b : plan.buffers)
+    b.height = b.shape[2];
+  std::vector<int64_t> storedEnd(nb, 0);
+  for (int64_t s = 0; s < slices; ++s) {
+    std::vector<Rows> &held = plan.held[s];
+    for (int k = n - 1; k >= 0; --k) {
+      Operation *op = ops[k];
+      int r = plan.results[k];
+      const int64_t h = plan.buffers[r].height;
+      Rows rows = held[r];
+      if (llvm::none_of(op->getResult(0).getUsers(),
+                        [&](Operation *u) { return members.contains(u); }))
+        rows = hull(rows, {s * h / slices, (s + 1) * h / slices});
+      if (plan.stored[k]) {
+        if (s == slices - 1)
+          rows = hull(rows, {storedEnd[r], h});
+        else if (rows.size())
+          rows.lo = std::min(rows.lo, storedEnd[r]);
+        plan.storedRows[s][k] = {std::max(rows.lo, storedEnd[r]), rows.hi};
+        storedEnd[r] = std::max(storedEnd[r], rows.hi);
+      }
+      held[r] = rows;
+      auto cg = cast<CodegenInterface>(op);
+      SmallVector<Rows, 4> &reads = plan.reads[s][k];
+      reads.resize(op->getNumOperands());
+      for (auto [i, b] : llvm::enumerate(plan.operands[k])) {
+        if (b < 0)
+          continue;
+        GroupPlan::Buffer &buf = plan.buffers[b];
+        if (buf.kind == GroupPlan::Kind::Weight) {
+          // Weights are whole in every slice: only those without rows
+          // (filters, per-channel values) suit a slice of the result.
+          if (cg.localElementwise() && buf.shape[2] != 1)
+            return failure();
+          reads[i] = {0, buf.shape[2]};
+          continue;
+        }
+        int64_t lo = 0, hi = 0;
+        if (rows.size() &&
+            !cg.localInputRows(unsigned(i), rows.lo, rows.hi, lo, hi))
+          return failure();
+        reads[i] = {lo, hi};
+        held[b] = hull(held[b], reads[i]);
+      }
+    }
+  }
+  // Inputs, weights and stored results live through the whole loop.
+  for (size_t b = 0; b < nb; ++b) {
+    GroupPlan::Buffer &buf = plan.buffers[b];
+    if (buf.kind == GroupPlan::Kind::Temp || buf.kind == GroupPlan::Kind::Weight)
+      continue;
+    int64_t most = 1;
+    for (int64_t s = 0; s < slices; ++s)
+      most = std::max(most, plan.held[s][b].size());
+    buf.shape[2] = most;
+  }
+  for (int k = 0; k < n; ++k) {
+    for (int t : plan.temps[k])
+      plan.buffers[t].shape[2] = plan.buffers[plan.results[k]].shape[2];
+    GroupPlan::Buffer &res = plan.buffers[plan.results[k]];
+    if (plan.stored[k])
+      res.slots = 2, res.start = 0, res.end = n - 1;
+  }
+  for (GroupPlan::Buffer &b : plan.buffers) {
+    if (b.kind == GroupPlan::Kind::Input)
+      b.slots = 2;
+    if (b.kind == GroupPlan::Kind::Input || b.kind == GroupPlan::Kind::Weight)
+      b.start = 0, b.end = n - 1;
+  }
+  return success();
+}
+
 /// Plans `ops`; rows-view groups hold `chunk` rows per lane of each tensor
-/// (0: all of them).
+/// (0: all of them); NCHW groups run as `slices` slices of rows.
 static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
-                                      const Target &target, int64_t chunk) {
+                                      const Target &target, int64_t chunk,
+                                      int64_t slices = 1) {
   GroupPlan plan;
   const int n = int(ops.size());
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
@@ -196,6 +295,12 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       return !members.contains(u);
     }));
   }
+  if (slices > 1) {
+    if (rows || failed(sliceRows(plan, ops, members, slices)))
+      return failure();
+    for (GroupPlan::Buffer &b : plan.buffers)
+      b.bytes = b.slots * bytesOf(b.shape, b.dtype);
+  }
   if (rows)
     for (GroupPlan::Buffer &b : plan.buffers)
       b.chunked = b.kind == GroupPlan::Kind::Result ||
@@ -208,34 +313,107 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
   llvm::stable_sort(order, [&](int a, int b) {
     return plan.buffers[a].start < plan.buffers[b].start;
   });
-  SmallVector<int> placed;
-  for (int i : order) {
-    GroupPlan::Buffer &b = plan.buffers[i];
-    SmallVector<std::pair<uint64_t, uint64_t>> busy;
-    for (int j : placed) {
-      const GroupPlan::Buffer &o = plan.buffers[j];
-      if (o.start <= b.end && b.start <= o.end)
-        busy.push_back({o.offset, o.offset + o.bytes});
-    }
-    llvm::sort(busy);
-    uint64_t off = 0;
-    for (auto [lo, hi] : busy)
-      if (off + b.bytes > lo && off < hi)
-        off = std::max(off, hi);
-    b.offset = off;
-    plan.bytes = std::max(plan.bytes, off + b.bytes);
-    if (plan.bytes > target.lmem_bytes_per_lane)
-      return failure();
-    placed.push_back(i);
+  // The tensors one op reads (and writes) start in different LMEM banks
+  // where the space allows, since a TIU instruction reading two sources
+  // that start in one bank is slower.
+  // The group's size is then a whole number of banks, so its base (either
+  // end of LMEM) starts a bank.
+  const uint64_t bank = target.bankBytes();
+  std::vector<SmallVector<int, 8>> partners(plan.buffers.size());
+  for (int k = 0; k < n; ++k) {
+    SmallVector<int, 8> mine(plan.temps[k].begin(), plan.temps[k].end());
+    mine.push_back(plan.results[k]);
+    for (int i : plan.operands[k])
+      if (i >= 0)
+        mine.push_back(i);
+    for (int a : mine)
+      for (int b : mine)
+        if (a != b)
+          partners[a].push_back(b);
   }
+  auto banksOf = [&](const GroupPlan::Buffer &b, uint64_t off) {
+    SmallVector<uint64_t, 2> banks;
+    for (int q = 0; q < b.slots; ++q)
+      banks.push_back((off + uint64_t(q) * (b.bytes / b.slots)) / bank);
+    return banks;
+  };
+  auto place = [&](bool spreadBanks) -> LogicalResult {
+    plan.bytes = 0;
+    SmallVector<int> placed;
+    std::vector<bool> isPlaced(plan.buffers.size(), false);
+    for (int i : order) {
+      GroupPlan::Buffer &b = plan.buffers[i];
+      SmallVector<std::pair<uint64_t, uint64_t>> busy;
+      for (int j : placed) {
+        const GroupPlan::Buffer &o = plan.buffers[j];
+        if (o.start <= b.end && b.start <= o.end)
+          busy.push_back({o.offset, o.offset + o.bytes});
+      }
+      llvm::sort(busy);
+      SmallVector<uint64_t, 8> taken;
+      if (spreadBanks)
+        for (int j : partners[i])
+          if (isPlaced[j])
+            llvm::append_range(taken, banksOf(plan.buffers[j], plan.buffers[j].offset));
+      auto clash = [&](uint64_t off) {
+        return llvm::any_of(banksOf(b, off), [&](uint64_t k) {
+          return llvm::is_contained(taken, k);
+        });
+      };
+      uint64_t off = 0;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (auto [lo, hi] : busy)
+          if (off + b.bytes > lo && off < hi && hi > off)
+            off = hi, moved = true;
+        if (clash(off) && off + b.bytes <= target.lmem_bytes_per_lane)
+          off = (off / bank + 1) * bank, moved = true;
+      }
+      b.offset = off;
+      plan.bytes = std::max(plan.bytes, off + b.bytes);
+      if (spreadBanks)
+        plan.bytes = (plan.bytes + bank - 1) / bank * bank;
+      if (plan.bytes > target.lmem_bytes_per_lane)
+        return failure();
+      placed.push_back(i);
+      isPlaced[i] = true;
+    }
+    return success();
+  };
+  if (succeeded(place(true)))
+    return plan;
+  if (failed(place(false)))
+    return failure();
   return plan;
 }
+
+/// Most slices a sliced group is cut into.
+static constexpr int64_t kMaxSlices = 64;
 
 FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
                                     const Target &target) {
   auto whole = planChunk(ops, target, 0);
-  if (succeeded(whole) || getShape(ops[0]->getResult(0)).size() == 4)
+  if (succeeded(whole))
     return whole;
+  if (getShape(ops[0]->getResult(0)).size() == 4) {
+    // Slices along H: the fewest rows a result has bounds their number;
+    // among the counts that fit, the one estimated fastest.
+    int64_t most = kMaxSlices;
+    for (Operation *op : ops)
+      if (getShape(op->getResult(0)).size() == 4)
+        most = std::min(most, getShape(op->getResult(0))[2]);
+    FailureOr<GroupPlan> best = failure();
+    double bestCycles = 0;
+    for (int64_t s = 2; s <= most; ++s) {
+      auto p = planChunk(ops, target, 0, s);
+      if (failed(p))
+        continue;
+      double c = estimateGroupCycles(ops, *p, target);
+      if (failed(best) || c < bestCycles)
+        best = std::move(p), bestCycles = c;
+    }
+    return best;
+  }
   // Rows view: the most rows per lane that fit (bytes grow with rows).
   auto best = planChunk(ops, target, 1);
   if (failed(best))
@@ -252,6 +430,144 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
   return best;
 }
 
+/// Emits a group sliced along H: slice s + 1's inputs load (into the other
+/// slot) before slice s computes, and slice s's stored results leave after
+/// its compute, so the GDMA queue holds the next loads ahead of the stores
+/// waiting on the TIU.
+static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
+                                const GroupPlan &plan, const LBuf &base) {
+  const auto &pb = plan.buffers;
+  std::vector<std::array<LBuf, 2>> bufs(pb.size());
+  std::vector<std::array<bool, 2>> made(pb.size(), {false, false});
+  auto slotBytes = [&](int i) { return pb[i].bytes / pb[i].slots; };
+  auto addrOf = [&](int i, int q) {
+    return base.addr + pb[i].offset + uint64_t(q) * slotBytes(i);
+  };
+  // A buffer starts fenced on every earlier one it overlaps.
+  auto make = [&](int i, int q) -> LBuf & {
+    LBuf b = base;
+    b.addr = addrOf(i, q);
+    b.bytes = slotBytes(i);
+    for (size_t j = 0; j < pb.size(); ++j)
+      for (int r = 0; r < pb[j].slots; ++r)
+        if (made[j][r] && addrOf(int(j), r) < b.addr + b.bytes &&
+            b.addr < addrOf(int(j), r) + slotBytes(int(j))) {
+          b.tiu = std::max(b.tiu, bufs[j][r].tiu);
+          b.gdma = std::max(b.gdma, bufs[j][r].gdma);
+        }
+    bufs[i][q] = b;
+    made[i][q] = true;
+    return bufs[i][q];
+  };
+  auto slot = [&](int i, int64_t s) { return int(s % pb[i].slots); };
+  // `rows` of the buffer's tensor; the buffer holds rows `held`.
+  auto lmem = [&](int i, int64_t s, Rows held, Rows rows) {
+    const auto &sh = pb[i].shape;
+    Operand o = lmemTensor(addrOf(i, slot(i, s)), uint32_t(sh[0]),
+                           uint32_t(sh[1]), uint32_t(held.size()),
+                           uint32_t(sh[3]), pb[i].dtype);
+    o.addr += uint64_t((rows.lo - held.lo) * sh[3]) * dtypeSize(pb[i].dtype);
+    o.shape[2] = uint32_t(rows.size());
+    return o;
+  };
+  auto ddr = [&](int i, uint64_t addr, Rows rows) {
+    const auto &sh = pb[i].shape;
+    const int64_t h = pb[i].height, w = sh[3];
+    return ddrOperand(addr + uint64_t(rows.lo * w) * dtypeSize(pb[i].dtype),
+                      {sh[0], sh[1], rows.size(), w},
+                      {sh[1] * h * w, h * w, w, 1}, pb[i].dtype);
+  };
+  auto heldRows = [&](int i, int64_t s) -> Rows {
+    if (pb[i].kind == GroupPlan::Kind::Weight)
+      return {0, pb[i].shape[2]};
+    return plan.held[s][i];
+  };
+  // Weights load in the first slice, in order of first use among inputs.
+  auto loadSlice = [&](int64_t s) -> LogicalResult {
+    std::vector<bool> loaded(pb.size(), false);
+    for (const auto &opnds : plan.operands)
+      for (int i : opnds) {
+        if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i] ||
+            (pb[i].kind == GroupPlan::Kind::Weight && s > 0))
+          continue;
+        loaded[i] = true;
+        Rows rows = heldRows(i, s);
+        if (!rows.size())
+          continue;
+        auto addr = ddrAddr(pb[i].value);
+        if (!addr)
+          return ctx.error() << "group operand has no DDR address";
+        LBuf &b = make(i, slot(i, s));
+        ctx.load(b, lmem(i, s, rows, rows), ddr(i, *addr, rows));
+      }
+    return success();
+  };
+
+  // Later slices read the inputs after earlier ones stored results: their
+  // DDR buffers must be apart (tpu-assign-address after tpu-layer-group).
+  auto ddrRange = [&](int i) {
+    Value v = pb[i].value;
+    uint64_t lo = ddrAddr(v).value_or(0);
+    return std::make_pair(lo, lo + uint64_t(numElements(getShape(v))) *
+                                       dtypeSize(pb[i].dtype));
+  };
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (!plan.stored[k])
+      continue;
+    auto [rlo, rhi] = ddrRange(plan.results[k]);
+    for (size_t i = 0; i < pb.size(); ++i) {
+      if (pb[i].kind != GroupPlan::Kind::Input)
+        continue;
+      auto [ilo, ihi] = ddrRange(int(i));
+      if (ilo < rhi && rlo < ihi)
+        return ops[k]->emitOpError()
+               << "is stored by a layer group sliced along H over the DDR "
+                  "buffer of one of the group's inputs";
+    }
+  }
+
+  if (failed(loadSlice(0)))
+    return failure();
+  for (int64_t s = 0; s < plan.slices; ++s) {
+    if (s + 1 < plan.slices && failed(loadSlice(s + 1)))
+      return failure();
+    for (size_t k = 0; k < ops.size(); ++k) {
+      int r = plan.results[k];
+      Rows out = plan.held[s][r];
+      if (!out.size())
+        continue;
+      LocalOperands lo;
+      lo.ctx = &ctx;
+      lo.rows = {{out.lo, out.hi}};
+      for (auto [j, i] : llvm::enumerate(plan.operands[k]))
+        lo.operands.push_back(
+            i < 0 ? LocalTensor{}
+                  : LocalTensor{lmem(i, s, heldRows(i, s), plan.reads[s][k][j]),
+                                &bufs[i][slot(i, s)]});
+      lo.result = {lmem(r, s, out, out), &make(r, slot(r, s))};
+      for (int i : plan.temps[k])
+        lo.temps.push_back({lmem(i, s, {0, out.size()}, {0, out.size()}),
+                            &make(i, 0)});
+      if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
+        return ops[k]->emitOpError()
+               << "failed to generate code in a layer group";
+    }
+    // Stores follow the slice's compute: a TIU instruction reading a buffer
+    // would wait for a store reading it too.
+    for (size_t k = 0; k < ops.size(); ++k) {
+      int r = plan.results[k];
+      Rows out = plan.held[s][r], st = plan.storedRows[s][k];
+      if (!plan.stored[k] || !st.size())
+        continue;
+      auto addr = ddrAddr(pb[r].value);
+      if (!addr)
+        return ops[k]->emitOpError() << "has no DDR address";
+      ctx.store(ddr(r, *addr, st), bufs[r][slot(r, s)], lmem(r, s, out, st));
+    }
+  }
+  return success();
+}
+
 LogicalResult emitLayerGroup(CodegenContext &ctx, ArrayRef<Operation *> ops) {
   auto plan = planLayerGroup(ops, ctx.target());
   if (failed(plan))
@@ -261,6 +577,8 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, ArrayRef<Operation *> ops) {
   if (!base)
     return ctx.error() << "layer group needs " << plan->bytes
                        << " bytes per lane of local memory";
+  if (plan->slices > 1)
+    return emitSliced(ctx, ops, *plan, *base);
   const auto &pb = plan->buffers;
   std::vector<LBuf> bufs(pb.size());
   std::vector<bool> made(pb.size(), false);

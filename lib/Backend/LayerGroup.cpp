@@ -1,11 +1,13 @@
 //===- LayerGroup.cpp - Partition the network into layer groups -----------===//
 //
-// Greedy over the entry function in program order: a run of consecutive ops
-// that can run LMEM-resident grows while planLayerGroup still places all of
-// its tensors and the cost model says the op is faster in the run than on
-// its own; an op that cannot join, does not fit or does not pay closes the
-// run. Runs of two or more ops become groups (a single op gains nothing over
-// its own tiled codegen).
+// The entry function's ops that can run LMEM-resident form chains of
+// consecutive ops (an op that cannot join ends one). Each chain is split
+// into runs by dynamic programming over the cost model: the least estimated
+// cycles of its first j ops is, over the last run [i, j), that of its first
+// i ops plus the run's (an op on its own, or a group planLayerGroup places,
+// whole or in slices of rows). Runs of two or more ops become groups (a
+// single op gains nothing over its own tiled codegen); sliced ones also get
+// their slice count (kSlicesAttr).
 //
 // Cost model. On its own an op streams its tiles, overlapping DDR traffic
 // with compute: max(TIU cycles, DDR bytes / bandwidth) plus the latency of
@@ -15,7 +17,10 @@
 // are in and the previous op is done, and stored results leave after their
 // op. A group whose weights take long to load before the TIU can start (a
 // large filter on a small chip) is slower than the ops' own pipelines and is
-// not formed.
+// not formed. A group sliced along H pipelines its slices (slicedCycles):
+// the weights and the first slice's rows load up front, then each slice's
+// loads overlap the previous slice's compute and its stores the next's; the
+// TIU work of each op grows with the halo rows it recomputes.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Backend/CodegenInterface.h"
@@ -27,6 +32,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <algorithm>
+#include <cmath>
 
 namespace tpuc {
 namespace backend {
@@ -83,7 +89,7 @@ double soloCycles(Operation *op, const Target &t) {
          2.0 * (t.ddr_latency_cycles + t.gdma_issue_cycles);
 }
 
-/// Cycles of `ops` as one group (see the file comment).
+/// Cycles of `ops` as one group of whole tensors (see the file comment).
 double groupCycles(ArrayRef<Operation *> ops, const Target &t) {
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   llvm::SmallPtrSet<void *, 16> loaded;
@@ -115,6 +121,75 @@ double groupCycles(ArrayRef<Operation *> ops, const Target &t) {
   return std::max(end, tiu);
 }
 
+/// Cycles of a group sliced along H: the first slice waits for the weights
+/// (and its rows of the inputs); then the GDMA loads slice s + 1 once the
+/// TIU is done with its slot (slice s - 1), while the TIU computes slice s,
+/// whose stores follow it. Each op's TIU cycles scale with the rows it
+/// computes, halos included.
+double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
+                    const Target &t) {
+  const double bw = t.ddr_bytes_per_cycle,
+               fixed = t.ddr_latency_cycles + t.gdma_issue_cycles;
+  const auto &pb = plan.buffers;
+  // A slice of rows moves one run of rows x W per (n, c) plane, in whole
+  // DDR bursts.
+  auto moveCycles = [&](int i, int64_t rows) {
+    const auto &sh = pb[i].shape;
+    double run = double(rows * sh[3] * dtypeSize(pb[i].dtype));
+    double burst = std::max<double>(1, t.ddr_burst_bytes);
+    double bytes = rows == pb[i].height
+                       ? double(tensorBytes(pb[i].value))
+                       : double(sh[0] * sh[1]) * std::ceil(run / burst) * burst;
+    return bytes / bw + t.gdma_issue_cycles;
+  };
+  const int64_t S = plan.slices;
+  std::vector<double> load(S, 0), store(S, 0), tiu(S, 0);
+  double weights = 0;
+  for (size_t i = 0; i < pb.size(); ++i)
+    if (pb[i].kind == GroupPlan::Kind::Weight)
+      weights += tensorBytes(pb[i].value) / bw + t.gdma_issue_cycles;
+  for (int64_t s = 0; s < S; ++s) {
+    for (size_t i = 0; i < pb.size(); ++i)
+      if (pb[i].kind == GroupPlan::Kind::Input && plan.held[s][i].size())
+        load[s] += moveCycles(int(i), plan.held[s][i].size());
+    for (size_t k = 0; k < ops.size(); ++k) {
+      int r = plan.results[k];
+      double frac = double(plan.held[s][r].size()) / double(pb[r].height);
+      if (frac > 0)
+        tiu[s] += (tiuCycles(ops[k], t) - t.tiu_issue_cycles) * frac +
+                  t.tiu_issue_cycles;
+      if (plan.stored[k] && plan.storedRows[s][k].size())
+        store[s] += moveCycles(r, plan.storedRows[s][k].size());
+    }
+  }
+  double gdma = weights + load[0], end = 0;
+  std::vector<double> done(S, 0);
+  double ready = gdma + t.ddr_latency_cycles;
+  for (int64_t s = 0; s < S; ++s) {
+    double next = 0;
+    if (s + 1 < S) {
+      gdma = std::max(gdma, s > 0 ? done[s - 1] : 0.0) + load[s + 1];
+      next = gdma + t.ddr_latency_cycles;
+    }
+    done[s] = std::max(s > 0 ? done[s - 1] : 0.0, ready) + tiu[s];
+    gdma = std::max(gdma, done[s]) + store[s];
+    end = std::max(end, gdma + fixed);
+    ready = next;
+  }
+  return std::max(end, done[S - 1]);
+}
+
+} // namespace
+
+double tpuc::backend::estimateGroupCycles(ArrayRef<Operation *> ops,
+                                          const GroupPlan &plan,
+                                          const Target &target) {
+  return plan.slices > 1 ? slicedCycles(ops, plan, target)
+                         : groupCycles(ops, target);
+}
+
+namespace {
+
 struct LayerGroupPass
     : public tpuc::backend::impl::LayerGroupBase<LayerGroupPass> {
   using Base::Base;
@@ -132,42 +207,60 @@ struct LayerGroupPass
     func::FuncOp func = getEntryFunction(module);
     if (!func)
       return;
-    auto i64 = IntegerType::get(module.getContext(), 64);
-    int64_t next = 0;
-    SmallVector<Operation *> run;
-    auto close = [&]() {
-      if (run.size() >= 2) {
-        for (Operation *op : run)
-          op->setAttr(kGroupAttr, IntegerAttr::get(i64, next));
-        ++next;
-      }
-      run.clear();
-    };
+    // Chains of consecutive ops that can join groups; other ops end them.
+    SmallVector<SmallVector<Operation *>> chains(1);
     for (Operation &op : func.getBody().front().without_terminator()) {
       if (!isa<tpu::TpuDialect>(op.getDialect()))
         continue;
       op.removeAttr(kGroupAttr);
-      if (!canJoinLayerGroup(&op)) {
-        close();
-        continue;
-      }
-      double before = run.empty() ? 0 : groupCycles(run, target);
-      run.push_back(&op);
-      bool fits = (maxOps <= 0 || int64_t(run.size()) <= maxOps) &&
-                  succeeded(planLayerGroup(run, target));
-      bool pays = run.size() == 1 ||
-                  groupCycles(run, target) <=
-                      (run.size() == 2 ? soloCycles(run[0], target) : before) +
-                          soloCycles(&op, target);
-      if (fits && pays)
-        continue;
-      run.pop_back();
-      close();
-      run.push_back(&op);
-      if (failed(planLayerGroup(run, target)))
-        run.clear(); // too big even alone: its own codegen tiles it
+      op.removeAttr(kSlicesAttr);
+      if (canJoinLayerGroup(&op))
+        chains.back().push_back(&op);
+      else if (!chains.back().empty())
+        chains.emplace_back();
     }
-    close();
+    int64_t next = 0;
+    for (ArrayRef<Operation *> chain : chains)
+      partition(chain, target, next);
+  }
+
+  /// Splits `chain` into the runs of least estimated cycles (each op on its
+  /// own, or a group that planLayerGroup places) and marks the groups.
+  void partition(ArrayRef<Operation *> chain, const Target &target,
+                 int64_t &next) {
+    const size_t m = chain.size();
+    // best[j]: least cycles of chain[0, j), whose last run starts at from[j].
+    std::vector<double> best(m + 1, 0);
+    std::vector<size_t> from(m + 1, 0);
+    std::vector<int64_t> slices(m + 1, 1);
+    for (size_t j = 1; j <= m; ++j) {
+      best[j] = best[j - 1] + soloCycles(chain[j - 1], target);
+      from[j] = j - 1;
+      for (size_t i = j - 1; i-- > 0;) {
+        if (maxOps > 0 && int64_t(j - i) > maxOps)
+          break;
+        ArrayRef<Operation *> run = chain.slice(i, j - i);
+        auto plan = planLayerGroup(run, target);
+        if (failed(plan))
+          break; // longer runs ending here do not fit either
+        double c = best[i] + estimateGroupCycles(run, *plan, target);
+        if (c < best[j])
+          best[j] = c, from[j] = i, slices[j] = plan->slices;
+      }
+    }
+    SmallVector<std::pair<size_t, size_t>> groups;
+    for (size_t j = m; j > 0; j = from[j])
+      if (j - from[j] >= 2)
+        groups.push_back({from[j], j});
+    auto i64 = IntegerType::get(&getContext(), 64);
+    for (auto [i, j] : llvm::reverse(groups)) {
+      for (size_t k = i; k < j; ++k) {
+        chain[k]->setAttr(kGroupAttr, IntegerAttr::get(i64, next));
+        if (slices[j] > 1)
+          chain[k]->setAttr(kSlicesAttr, IntegerAttr::get(i64, slices[j]));
+      }
+      ++next;
+    }
   }
 };
 

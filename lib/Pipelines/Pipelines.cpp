@@ -28,14 +28,15 @@ void tpuc::buildTopToTpuPassPipeline(OpPassManager &pm,
 
 void tpuc::buildTpuCodegenPassPipeline(OpPassManager &pm,
                                        const CodegenPipelineOptions &o) {
-  backend::AssignAddressOptions address;
-  address.chip = o.chip;
-  pm.addPass(backend::createAssignAddress(address));
+  // Groups first: sliced groups keep their tensors' DDR buffers apart.
   if (o.layerGroup) {
     backend::LayerGroupOptions group;
     group.chip = o.chip;
     pm.addPass(backend::createLayerGroup(group));
   }
+  backend::AssignAddressOptions address;
+  address.chip = o.chip;
+  pm.addPass(backend::createAssignAddress(address));
   backend::CodegenOptions codegen;
   codegen.chip = o.chip;
   codegen.bmodel = o.bmodel;

@@ -52,13 +52,29 @@ func.func @too_big(%arg0: tensor<1x1x1x100000xf32>) -> tensor<1x1x1x50000xf32> {
 
 // -----
 
-// Hand-written groups the codegen cannot place are diagnostics.
-func.func @bad_group(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
-  %x = "top.Input"(%arg0) : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("x")
+// Hand-written groups the codegen cannot place are diagnostics: one row
+// per lane does not fit even sliced along H.
+func.func @bad_group(%arg0: tensor<1x16x4x20000xf32>) -> tensor<1x16x4x20000xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16x4x20000xf32>) -> tensor<1x16x4x20000xf32> loc("x")
   // expected-error @+1 {{starts a layer group of 2 ops that does not fit local memory}}
-  %a = "tpu.Active"(%x) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32>
+  %a = "tpu.Active"(%x) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x16x4x20000xf32>) -> tensor<1x16x4x20000xf32>
+  %b = "tpu.Active"(%a) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x16x4x20000xf32>) -> tensor<1x16x4x20000xf32> loc("b")
+  return %b : tensor<1x16x4x20000xf32>
+}
+
+// -----
+
+// A group that only fits sliced along H, placed without knowing it: the
+// second op's result reuses the DDR buffer of the first op's input, which
+// later slices still read.
+func.func @sliced_group_reuse(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("a")
   %b = "tpu.Active"(%a) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("b")
-  return %b : tensor<1x16x64x129xf32>
+  // expected-error @+1 {{is stored by a layer group sliced along H over the DDR buffer of one of the group's inputs}}
+  %c = "tpu.Active"(%b) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32>
+  %d = "tpu.Active"(%c) {mode = "abs"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("d")
+  return %d : tensor<1x16x64x129xf32>
 }
 
 // -----

@@ -40,13 +40,16 @@ func.func @exact_fit(%arg0: tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> 
 
 // -----
 
+// Whole tensors do not fit the small chip: the group runs as a loop over
+// slices of rows (two input and two result slots of 16 rows, each op's
+// tensors starting in different LMEM banks).
 // CHECK-LABEL: func.func @too_big
-// CHECK-NOT: tpu.group
-// CHECK: return
+// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64, tpu.slices = 4 : i64
+// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64, tpu.slices = 4 : i64
 // The larger chip has room for both.
 // PRO-LABEL: func.func @too_big
-// PRO: "tpu.Active"{{.*}}tpu.group = 0 : i64
-// PRO: "tpu.Active"{{.*}}tpu.group = 0 : i64
+// PRO: "tpu.Active"{{.*}}tpu.group = 0 : i64}
+// PRO: "tpu.Active"{{.*}}tpu.group = 0 : i64}
 func.func @too_big(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("x")
   %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("a")
@@ -152,4 +155,50 @@ func.func @rows_one_lane(%arg0: tensor<127x64xf32>) -> tensor<127x64xf32> {
   %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<127x64xf32>) -> tensor<127x64xf32> loc("a")
   %b = "tpu.Active"(%a) {mode = "sigmoid"} : (tensor<127x64xf32>) -> tensor<127x64xf32> loc("b")
   return %b : tensor<127x64xf32>
+}
+
+// -----
+
+// A residual block whose 56x56 feature maps do not fit the small chip's
+// local memory: grouping both convs would recompute the first conv's halo
+// rows in every slice, so the first conv runs on its own and the second
+// conv and the add run sliced along H (the conv's halo is only reloaded).
+// On the larger chip whole tensors fit.
+// CHECK-LABEL: func.func @sliced_block
+// CHECK: "tpu.Conv"{{.*}}}> : (tensor
+// CHECK: "tpu.Conv"{{.*}}tpu.group = 0 : i64, tpu.slices = 28 : i64
+// CHECK: "tpu.Add"{{.*}}tpu.group = 0 : i64, tpu.slices = 28 : i64
+// PRO-LABEL: func.func @sliced_block
+// PRO: "tpu.Conv"{{.*}}tpu.group = 0 : i64}
+// PRO: "tpu.Conv"{{.*}}tpu.group = 0 : i64}
+// PRO: "tpu.Add"{{.*}}tpu.group = 0 : i64}
+func.func @sliced_block(%arg0: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> loc("x")
+  %w0 = "top.Weight"() : () -> tensor<64x64x3x3xf32> loc("w0")
+  %b0 = "top.Weight"() : () -> tensor<64xf32> loc("b0")
+  %w1 = "top.Weight"() : () -> tensor<64x64x3x3xf32> loc("w1")
+  %b1 = "top.Weight"() : () -> tensor<64xf32> loc("b1")
+  %c0 = "tpu.Conv"(%x, %w0, %b0) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], do_relu = true} : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>, tensor<64xf32>) -> tensor<1x64x56x56xf32> loc("c0")
+  %c1 = "tpu.Conv"(%c0, %w1, %b1) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1]} : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>, tensor<64xf32>) -> tensor<1x64x56x56xf32> loc("c1")
+  %a = "tpu.Add"(%c1, %x) {do_relu = true} : (tensor<1x64x56x56xf32>, tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> loc("a")
+  return %a : tensor<1x64x56x56xf32>
+}
+
+// -----
+
+// A 3x3 conv, a 3x3/2 max pool and a 1x1 conv on 64x128 maps sliced along H:
+// pool rows need conv rows with the conv's halo, all in one group.
+// CHECK-LABEL: func.func @windows
+// CHECK: tpu.Conv{{.*}}tpu.group = 0 : i64, tpu.slices = [[S:[0-9]+]] : i64
+// CHECK: tpu.MaxPool{{.*}}tpu.group = 0 : i64, tpu.slices = [[S]] : i64
+// CHECK: tpu.Conv{{.*}}tpu.group = 0 : i64, tpu.slices = [[S]] : i64
+func.func @windows(%arg0: tensor<1x16x64x128xf32>) -> tensor<1x32x32x64xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> loc("x")
+  %none = "top.None"() : () -> none
+  %w0 = "top.Weight"() : () -> tensor<32x16x3x3xf32> loc("w0")
+  %w1 = "top.Weight"() : () -> tensor<32x32x1x1xf32> loc("w1")
+  %c0 = "tpu.Conv"(%x, %w0, %none) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], do_relu = true} : (tensor<1x16x64x128xf32>, tensor<32x16x3x3xf32>, none) -> tensor<1x32x64x128xf32> loc("c0")
+  %p = "tpu.MaxPool"(%c0) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : (tensor<1x32x64x128xf32>) -> tensor<1x32x32x64xf32> loc("p")
+  %c1 = "tpu.Conv"(%p, %w1, %none) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x32x32x64xf32>, tensor<32x32x1x1xf32>, none) -> tensor<1x32x32x64xf32> loc("c1")
+  return %c1 : tensor<1x32x32x64xf32>
 }

@@ -185,6 +185,9 @@ struct LocalOperands {
   LocalTensor result;
   llvm::SmallVector<LocalTensor, 2> temps;
   CodegenContext *ctx = nullptr;
+  /// In a group sliced along H: the result rows [first, second) computed,
+  /// each operand holding the rows localInputRows named. Unset: whole.
+  std::optional<std::pair<int64_t, int64_t>> rows;
   /// Emits a TIU instruction touching every buffer of the op.
   uint32_t emit(const chip::Instruction &inst);
 };

@@ -10,6 +10,11 @@ namespace tpuc {
 namespace backend {
 class CodegenContext;
 struct LocalOperands;
+/// CodegenInterface::localInputRows of elementwise ops: the same rows of an
+/// operand of the result's height, row 0 of one broadcast along H.
+bool elementwiseInputRows(mlir::Operation *op, unsigned operandIndex,
+                          int64_t lo, int64_t hi, int64_t &inLo,
+                          int64_t &inHi);
 } // namespace backend
 } // namespace tpuc
 

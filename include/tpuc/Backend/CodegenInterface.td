@@ -59,6 +59,16 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       }], "::mlir::Type", "localTempType", (ins "unsigned":$index), "",
       [{ return {}; }]>,
     InterfaceMethod<[{
+        Rows [inLo, inHi) of NCHW operand `operandIndex` (not a weight)
+        that computing rows [lo, hi) of the result reads, for layer groups
+        sliced along H; false when the op cannot compute a slice of rows.
+        Elementwise ops read the same rows (one row when broadcast along H).
+      }], "bool", "localInputRows",
+      (ins "unsigned":$operandIndex, "int64_t":$lo, "int64_t":$hi,
+           "int64_t &":$inLo, "int64_t &":$inHi), "",
+      [{ return ::tpuc::backend::elementwiseInputRows(
+             $_op.getOperation(), operandIndex, lo, hi, inLo, inHi); }]>,
+    InterfaceMethod<[{
         Emits the TIU instructions computing the result in LMEM from
         LMEM-resident operands (see LocalOperands). Only called when
         supportsLocal() holds.

@@ -10,6 +10,8 @@
 // INT32 biases and requant tables; scratch may be INT32 accumulators).
 // Elementwise groups on tensors that are not NCHW use a rows view instead
 // and, when too big, run as a loop over chunks of rows (see planLayerGroup).
+// NCHW groups too big for whole tensors run as a loop over slices of rows
+// (H), recomputing the halos their windows need (GroupPlan::slices).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_BACKEND_LAYERGROUP_H
@@ -24,6 +26,10 @@ namespace backend {
 
 /// Group id written on every op of a group by tpu-layer-group.
 constexpr llvm::StringLiteral kGroupAttr = "tpu.group";
+/// Slices along H of a group that runs as a loop over slices of rows (on
+/// every op of the group). Its inputs are read and its stored results
+/// written throughout the loop, so tpu-assign-address keeps them apart.
+constexpr llvm::StringLiteral kSlicesAttr = "tpu.slices";
 
 /// Where each tensor of a group lives in LMEM.
 struct GroupPlan {
@@ -39,6 +45,16 @@ struct GroupPlan {
     uint64_t offset = 0, bytes = 0;
     /// Holds `chunk` of the `rows` rows per lane of a rows-view tensor.
     bool chunked = false;
+    /// Sliced groups: rows (H) of the whole tensor; the buffer holds at
+    /// most shape[2] of them. Inputs and stored results alternate between
+    /// two slots, so one slice's loads and stores overlap another's compute.
+    int64_t height = 0;
+    int slots = 1;
+  };
+  /// Rows [lo, hi) along H; empty when hi <= lo.
+  struct Rows {
+    int64_t lo = 0, hi = 0;
+    int64_t size() const { return hi > lo ? hi - lo : 0; }
   };
   std::vector<Buffer> buffers;
   /// Per op: buffer of each operand (-1: none), of the result, of temps.
@@ -52,6 +68,16 @@ struct GroupPlan {
   /// Groups in the rows view ([1, C, rows, W], not NCHW) run as a loop over
   /// chunks of `chunk` rows per lane when the whole tensors do not fit.
   int64_t rows = 0, chunk = 0;
+  /// NCHW groups whose whole tensors do not fit run as a loop over
+  /// `slices` slices of their results' rows: each slice computes the rows
+  /// its stored results and the next ops' windows need (halos recomputed).
+  int64_t slices = 1;
+  /// Per slice: the rows of each input and result buffer held.
+  std::vector<std::vector<Rows>> held;
+  /// Per slice and op: the rows of each operand it reads (inside the held
+  /// ones) and the rows of its result stored (those no earlier slice did).
+  std::vector<std::vector<llvm::SmallVector<Rows, 4>>> reads;
+  std::vector<std::vector<Rows>> storedRows;
 };
 
 /// Whether `op` can be a member of a layer group at all.
@@ -61,6 +87,11 @@ bool canJoinLayerGroup(mlir::Operation *op);
 /// LMEM reusing dead tensors' space; failure when they do not fit.
 mlir::FailureOr<GroupPlan> planLayerGroup(llvm::ArrayRef<mlir::Operation *> ops,
                                           const chip::Target &target);
+
+/// Estimated cycles of `ops` run as the group `plan`: loads, compute and
+/// stores overlapping as the emitted code lets them (see LayerGroup.cpp).
+double estimateGroupCycles(llvm::ArrayRef<mlir::Operation *> ops,
+                           const GroupPlan &plan, const chip::Target &target);
 
 /// Emits a group between ctx.beginOp and ctx.endOp. Errors are diagnostics.
 mlir::LogicalResult emitLayerGroup(CodegenContext &ctx,

@@ -32,18 +32,21 @@ def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
   let summary = "Group consecutive Tpu ops whose tensors stay in local memory";
   let description = [{
     Partitions the entry function into layer groups: runs of consecutive Tpu
-    ops that can compute on whole LMEM-resident tensors
+    ops that can compute on LMEM-resident tensors
     (CodegenInterface::supportsLocal: convolutions, pooling, activations,
     broadcasting binary ops on 4-D tensors; elementwise ops on tensors of
     lower rank in a rows view, chunked when too big) and whose inputs, weights,
     results and scratch fit the chip's local memory together, dead tensors'
-    space being reused. Every op of a group gets `tpu.group` (the group's
-    id); tpu-codegen then loads each group input once, computes LMEM to
-    LMEM and stores only the results used after the group or returned, so
-    the other results are never in DDR (and cannot be dumped). Groups are
-    formed greedily in program order while a cost model (TIU cycles, DDR
-    bytes and latency of the group against each op's own pipelined
-    codegen) says the op gains by joining; a run of one op is not a group.
+    space being reused: whole, or else as a loop over slices of rows (H)
+    with the halos the windows need (`tpu.slices`; run this pass before
+    tpu-assign-address, which keeps a sliced group's inputs and results
+    apart). Every op of a group gets `tpu.group` (the group's id);
+    tpu-codegen then loads each group input once (per slice), computes LMEM
+    to LMEM and stores only the results used after the group or returned,
+    so the other results are never in DDR (and cannot be dumped). The runs
+    are chosen by dynamic programming over a cost model (TIU cycles, DDR
+    bytes and latency of a group against each op's own pipelined codegen);
+    a run of one op is not a group.
     INT8 ops join when their codegenLocal handles the quantized form
     (CodegenInterface::localQuantized: convolutions with their requant
     epilogue, max pooling, Add/Sub/Mul).

@@ -51,6 +51,30 @@ FailureOr<DType> storageType(CodegenContext &ctx, ArrayRef<unsigned> skip) {
   return t;
 }
 
+WindowRows windowRows(int64_t outLo, int64_t outHi, int64_t H, int64_t k,
+                      int64_t s, int64_t d, int64_t pt) {
+  int64_t start = outLo * s - pt, end = (outHi - 1) * s - pt + d * (k - 1) + 1;
+  return {std::max<int64_t>(start, 0), std::min(end, H),
+          std::max<int64_t>(0, -start), std::max<int64_t>(0, end - H)};
+}
+
+bool elementwiseInputRows(Operation *op, unsigned index, int64_t lo,
+                          int64_t hi, int64_t &inLo, int64_t &inHi) {
+  auto out = getShape(op->getResult(0));
+  auto in = getShape(op->getOperand(index));
+  if (!cast<CodegenInterface>(op).localElementwise() || out.size() != 4 ||
+      in.size() > 4)
+    return false;
+  int64_t h = in.size() >= 2 ? in[in.size() - 2] : 1;
+  if (h == out[2])
+    inLo = lo, inHi = hi;
+  else if (h == 1)
+    inLo = 0, inHi = 1;
+  else
+    return false;
+  return true;
+}
+
 bool isQuantizedOp(Operation *op) {
   return op->getNumResults() == 1 && tpu::isQuantized(op->getResult(0).getType());
 }

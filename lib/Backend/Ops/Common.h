@@ -34,6 +34,15 @@ floatComputeType(CodegenContext &ctx, llvm::ArrayRef<unsigned> skip = {});
 mlir::FailureOr<chip::DType>
 storageType(CodegenContext &ctx, llvm::ArrayRef<unsigned> skip = {});
 
+/// Input rows [lo, hi) a sliding window (kernel k, stride s, dilation d,
+/// top pad pt) over H rows reads for output rows [outLo, outHi), and the
+/// pads that slice sees at the image's top and bottom edges.
+struct WindowRows {
+  int64_t lo, hi, padTop, padBottom;
+};
+WindowRows windowRows(int64_t outLo, int64_t outHi, int64_t H, int64_t k,
+                      int64_t s, int64_t d, int64_t pt);
+
 /// Whether the op's result is an INT8 quantized tensor.
 bool isQuantizedOp(mlir::Operation *op);
 

@@ -92,6 +92,23 @@ struct ConvModel
     return {};
   }
 
+  /// The input rows of the output rows' windows (the filter's halo).
+  bool localInputRows(Operation *op, unsigned index, int64_t lo, int64_t hi,
+                      int64_t &inLo, int64_t &inHi) const {
+    if (index != 0)
+      return false;
+    WindowRows r = rowsOf(cast<tpu::ConvOp>(op), lo, hi);
+    inLo = r.lo, inHi = r.hi;
+    return true;
+  }
+
+  static WindowRows rowsOf(tpu::ConvOp op, int64_t lo, int64_t hi) {
+    auto s = getI64s(op.getStrides()), d = getI64s(op.getDilations()),
+         pads = getI64s(op.getPads());
+    return windowRows(lo, hi, getShape(op.getInput())[2],
+                      getShape(op.getFilter())[2], s[0], d[0], pads[0]);
+  }
+
   LogicalResult codegenLocal(Operation *operation, CodegenContext &ctx,
                              LocalOperands &t) const {
     auto op = cast<tpu::ConvOp>(operation);
@@ -102,6 +119,10 @@ struct ConvModel
     cp.dilation_h = int(d[0]), cp.dilation_w = int(d[1]);
     cp.pad_top = int(pads[0]), cp.pad_left = int(pads[1]);
     cp.pad_bottom = int(pads[2]), cp.pad_right = int(pads[3]);
+    if (t.rows) {
+      WindowRows r = rowsOf(op, t.rows->first, t.rows->second);
+      cp.pad_top = int(r.padTop), cp.pad_bottom = int(r.padBottom);
+    }
     cp.groups = int(op.getGroup());
     cp.relu = op.getDoRelu();
     Operand bias = t.operands[2].buf ? t.operands[2].lmem : Operand();

@@ -174,8 +174,26 @@ LogicalResult poolLocal(OpTy op, LocalOperands &t, PoolMode mode,
   pp.pad_top = int(pads[0]), pp.pad_left = int(pads[1]);
   pp.pad_bottom = int(pads[2]), pp.pad_right = int(pads[3]);
   pp.count_include_pad = countPad;
+  if (t.rows) {
+    WindowRows r = windowRows(t.rows->first, t.rows->second,
+                              getShape(op->getOperand(0))[2], k[0], s[0], 1,
+                              pads[0]);
+    pp.pad_top = int(r.padTop), pp.pad_bottom = int(r.padBottom);
+  }
   t.emit(makePool(mode, t.result.lmem, t.operands[0].lmem, pp));
   return success();
+}
+
+/// The input rows of the output rows' windows.
+template <typename OpTy>
+bool poolInputRows(OpTy op, unsigned index, int64_t lo, int64_t hi,
+                   int64_t &inLo, int64_t &inHi) {
+  auto k = getI64s(op.getKernelShape()), s = getI64s(op.getStrides()),
+       pads = getI64s(op.getPads());
+  WindowRows r = windowRows(lo, hi, getShape(op->getOperand(0))[2], k[0],
+                            s[0], 1, pads[0]);
+  inLo = r.lo, inHi = r.hi;
+  return index == 0;
 }
 
 /// Pads must stay below the kernel (the instruction's rule) and 2-D.
@@ -192,6 +210,10 @@ struct MaxPoolModel
   }
   bool supportsLocal(Operation *op) const {
     return poolSupportsLocal(cast<tpu::MaxPoolOp>(op));
+  }
+  bool localInputRows(Operation *op, unsigned index, int64_t lo, int64_t hi,
+                      int64_t &inLo, int64_t &inHi) const {
+    return poolInputRows(cast<tpu::MaxPoolOp>(op), index, lo, hi, inLo, inHi);
   }
   /// The maximum selects values: one quantized type in and out.
   bool localQuantized(Operation *op) const {
@@ -212,6 +234,10 @@ struct AvgPoolModel
   }
   bool supportsLocal(Operation *op) const {
     return poolSupportsLocal(cast<tpu::AvgPoolOp>(op));
+  }
+  bool localInputRows(Operation *op, unsigned index, int64_t lo, int64_t hi,
+                      int64_t &inLo, int64_t &inHi) const {
+    return poolInputRows(cast<tpu::AvgPoolOp>(op), index, lo, hi, inLo, inHi);
   }
   LogicalResult codegenLocal(Operation *op, CodegenContext &,
                              LocalOperands &t) const {

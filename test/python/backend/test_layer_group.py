@@ -1,6 +1,7 @@
 """Layer groups (tpu-layer-group + grouped tpu-codegen): the cmodel matches
-the Tpu interpreter on every stored tensor, only stored tensors are named,
-and groups are formed exactly when the whole tensors fit local memory."""
+the Tpu interpreter on every stored tensor (INT8 ones bit for bit), only
+stored tensors are named, and groups hold whole tensors when they fit local
+memory, slices of rows when they do not."""
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ from tpuc import compiler
 from tpuc import runtime as rt
 
 from backendutil import CHIPS, MIN_COSINE, REL_TOL, Net
+from test_codegen_int8 import dequant, q8, qconv, quant_input
 from test_codegen_ops import conv
 
 LANE_BYTES = {"tpu_edge": 65536, "tpu_pro": 262144}
@@ -26,7 +28,7 @@ def run(net: Net, outputs, chip: str, tmp: Path, layer_group: bool = True):
         ref = compiler.interpret(m, inputs, all_tensors=True)
         bm = tmp / f"net_{chip}_{layer_group}.bmodel"
         group = f"tpu-layer-group{{chip={chip}}}," if layer_group else ""
-        compiler.run_pipeline(m, f"tpu-assign-address{{chip={chip}}},{group}"
+        compiler.run_pipeline(m, f"{group}tpu-assign-address{{chip={chip}}},"
                                  f"tpu-codegen{{chip={chip} bmodel={bm}}}")
         text = str(m)
     r = rt.Model(bm).run(inputs, dump_all_tensors=True)
@@ -34,6 +36,10 @@ def run(net: Net, outputs, chip: str, tmp: Path, layer_group: bool = True):
     for name, g in got.items():
         ref_v = ref[name].astype(np.float64).ravel()
         g = g.astype(np.float64).ravel()
+        if np.issubdtype(ref[name].dtype, np.integer):
+            bad = np.flatnonzero(ref_v != g)
+            assert bad.size == 0, f"{name} on {chip}: {bad.size} of {g.size} INT8 values differ"
+            continue
         diff = np.abs(g - ref_v).max()
         assert diff <= REL_TOL * max(1.0, np.abs(ref_v).max()), f"{name} on {chip}"
         cos = ref_v @ g / (np.linalg.norm(ref_v) * np.linalg.norm(g))
@@ -79,7 +85,8 @@ def test_block_grouped_matches_and_stores_less(chip, tmp_path):
 @pytest.mark.parametrize("extra", [0, 1])
 def test_exact_fit(chip, extra, tmp_path):
     """Two F32 tensors of half a lane each fit exactly (the input's space is
-    reused by the second result); one more element per row does not."""
+    reused by the second result); one more element per row does not, and
+    the group runs sliced along H."""
     lanes, lane = LANES[chip], LANE_BYTES[chip]
     h = 16
     w = lane // 2 // 4 // h + extra
@@ -89,8 +96,44 @@ def test_exact_fit(chip, extra, tmp_path):
     a = net.op("tpu.Active", [x], (1, lanes, h, w), 'mode = "abs"', "a")
     b = net.op("tpu.Active", [a], (1, lanes, h, w), 'mode = "sigmoid"', "b")
     text, _, named = run(net, [b], chip, tmp_path)
-    assert ("tpu.group" in text) == (extra == 0), text
-    assert ("a" in named) == (extra == 1)
+    assert "tpu.group = 0" in text
+    assert ("tpu.slices" in text) == (extra == 1), text
+    assert "a" not in named
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_sliced_block_matches(chip, tmp_path):
+    """The conv block on 128x128 maps (a whole lane per tensor on tpu_edge)
+    runs sliced along H: strided and padded windows (the pool's halo rows
+    recomputed by neighbouring slices), a result stored while the group
+    goes on, all equal to the interpreter's."""
+    net, outs = block_net(np.random.default_rng(4), shape=(1, 8, 128, 128))
+    text, grouped, named = run(net, outs, chip, tmp_path)
+    if chip == "tpu_edge":
+        assert "tpu.slices" in text, text
+    _, plain, _ = run(net, outs, chip, tmp_path, layer_group=False)
+    assert grouped.stats.gdma_bytes < plain.stats.gdma_bytes
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_sliced_int8_bit_exact(chip, tmp_path):
+    """INT8 convolutions (3x3 padded, 1x1) around a 3x3/2 max pool on maps
+    larger than local memory run sliced along H, bit-exact to the Tpu
+    interpreter."""
+    rng = np.random.default_rng(5)
+    shape = (1, 32, 96, 96)
+    net = Net()
+    x, xs = quant_input(net, "x", shape, rng, 0.03)
+    y, s, ys = qconv(net, x, xs, shape, shape[1], (3, 3), rng, "c0", pads=(1, 1, 1, 1),
+                     relu=True)
+    ps = (s[0], s[1], (s[2] + 1) // 2, (s[3] + 1) // 2)
+    p = net.op("tpu.MaxPool", [y], ps, "kernel_shape = [3, 3], strides = [2, 2], "
+               "pads = [1, 1, 1, 1]", "p", elem=q8(*ys))
+    z, zs, _ = qconv(net, p, ys, ps, 16, (1, 1), rng, "c1", out=(0.2, 0))
+    text, _, named = run(net, [dequant(net, z, zs, "out")], chip, tmp_path)
+    if chip == "tpu_edge":
+        assert "tpu.slices" in text, text
+        assert "c0" not in named and "p" not in named
 
 
 @pytest.mark.parametrize("chip", CHIPS)
