@@ -107,3 +107,20 @@ def test_half_precision(prepared, name, chip, mode):
     for out in spec.outputs:
         key = next(k for k in got if k == out or k.startswith(out))
         assert cosine(top[out], got[key]) >= 0.9999, (out, mode, chip)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_fused_epilogues_bit_exact(prepared, chip):
+    """bert_layer's bias adds are its MatMuls' biases and its written-out erf
+    GELU one GELU (Top canonicalization); in INT8 the fused forms (INT32
+    bias before the requant, the GELU's float island) stay bit-exact."""
+    p = prepared("bert_layer")
+    top = p.mlir.read_text()
+    assert "top.GELU" in top and "top.Erf" not in top
+    biased = [line for line in top.splitlines()
+              if '"top.MatMul"' in line and "none)" not in line.split("->")[0]]
+    assert len(biased) == 6, "the six Linear layers' MatMuls carry their biases"
+    text = []
+    ref, got = run(p, "bert_layer", chip, "INT8", module_text=text)
+    assert compare_stages(ref, got, chip) >= 1
+    assert 'mode = "gelu"' in text[0]
