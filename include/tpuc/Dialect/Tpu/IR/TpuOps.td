@@ -267,6 +267,7 @@ def Tpu_QuantCastOp : Tpu_ComputeOp<"QuantCast"> {
   let arguments = (ins Tpu_Tensor:$input);
   let results = (outs Tpu_Tensor:$output);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tpu_RequantOp : Tpu_ComputeOp<"Requant"> {
