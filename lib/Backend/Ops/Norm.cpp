@@ -343,6 +343,9 @@ struct SoftmaxModel
             I = numElements(shape.drop_front(axis + 1));
     if (O * D * I == 0)
       return success();
+    // The input divided first (in F32, as the interpreter divides).
+    const bool divide = op.getDivisor().has_value();
+    const float divisor = divide ? float(op.getDivisor()->convertToDouble()) : 1;
     // F16/BF16 intermediates stay F32 in LMEM (loads and the store
     // convert), so the result rounds once.
     const DType lt = wideFloat(*dtype);
@@ -356,6 +359,8 @@ struct SoftmaxModel
       return streamRowChunks(
           ctx, in->addr, out->addr, O, D, I, *dtype, {},
           [&](const Chunk &k, ChunkOps &c) {
+            if (divide) // every pass reloads the chunk
+              c.emit(makeBinaryScalar(BinaryOp::Div, c.x, c.x, divisor));
             if (k.pass == 0) { // max
               c.emit(makeReduce(chip::ReduceMode::Max, c.part, c.x, 2));
               if (k.last())
@@ -413,8 +418,13 @@ struct SoftmaxModel
               mL = lmemTensor(mx->addr, 1, s.o, 1, s.i, lt),
               sL = lmemTensor(sum->addr, 1, s.o, 1, s.i, lt);
       SmallVector<LBuf *> all{x, y, mx, sum};
-      ctx.tiu(makeReduce(chip::ReduceMode::Max, mL, xL, 2), all);
-      ctx.tiu(makeBinary(BinaryOp::Sub, yL, xL, mL), all);
+      Operand src = xL;
+      if (divide) {
+        ctx.tiu(makeBinaryScalar(BinaryOp::Div, yL, xL, divisor), all);
+        src = yL;
+      }
+      ctx.tiu(makeReduce(chip::ReduceMode::Max, mL, src, 2), all);
+      ctx.tiu(makeBinary(BinaryOp::Sub, yL, src, mL), all);
       ctx.tiu(makeActive(ActOp::Exp, yL, yL), all);
       ctx.tiu(makeReduce(chip::ReduceMode::Sum, sL, yL, 2), all);
       const bool narrow = lt != *dtype;
