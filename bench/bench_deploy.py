@@ -81,8 +81,7 @@ def main() -> None:
                                test_input=tmp / "in.npz", test_reference=tmp / "top.npz",
                                compare_all=True, tolerance=(0.99, 0.9) if mode != "F32" else (0.99, 0.99))
                 model = rt.Model(bm)
-                t = model.target
-                latency_bound = r.roofline.cycles + 2 * (t.ddr_latency_cycles + t.gdma_issue_cycles)
+                latency_bound = r.roofline.latency_bound
                 feeds = {s.name: np.asarray(inputs[s.name], dtype=s.numpy_dtype) for s in model.inputs}
                 t_run, _ = best_of(lambda: model.run(feeds), args.repeat)
                 print(f"{mode:<5} {chip:<10} {r.compile_seconds * 1e3:9.1f} {t_run * 1e3:9.2f} "

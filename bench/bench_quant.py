@@ -7,7 +7,9 @@ default) and chip: calibrates on random samples (KL), deploys F32, F16, BF16,
 INT8 and INT8 asymmetric, runs each bmodel on the cmodel with every tensor
 checked (INT8 bit-exact against the Tpu interpreter), and prints cycles,
 the roofline bound at the mode's peak (the chip file's MACs per lane for
-that dtype), their ratio, the speedup over F32, the bmodel size and the
+that dtype), their ratio, the latency bound (the roofline plus the DDR
+latency of the first load and the last store) and the ratio to it, the
+speedup over F32, the bmodel size and the
 output cosine against the float (Top) reference.
 """
 from __future__ import annotations
@@ -50,7 +52,8 @@ def bench(name: str, chips: list[str], samples: int, tmp: Path) -> None:
     ref = np.load(tmp / "top.npz")
     print(f"\n{name}: calibrated on {samples} samples in {cal.seconds:.1f} s")
     print(f"{'chip':<9} {'mode':<10} {'cycles':>10} {'roofline':>10} {'bound':>7} "
-          f"{'ratio':>6} {'vs F32':>6} {'bmodel KB':>9} {'cosine':>9} {'check':>9}")
+          f"{'ratio':>6} {'lat.bound':>10} {'ratio':>6} {'vs F32':>6} {'bmodel KB':>9} "
+          f"{'cosine':>9} {'check':>9}")
     for chip in chips:
         f32 = None
         for mode, asym in MODES:
@@ -66,7 +69,8 @@ def bench(name: str, chips: list[str], samples: int, tmp: Path) -> None:
             check = ("bit-exact" if not r.int_mismatches else "MISMATCH") if mode == "INT8" else \
                 ("PASS" if r.passed else "FAIL")
             print(f"{chip:<9} {label:<10} {r.cycles:10d} {r.roofline.cycles:10.0f} "
-                  f"{r.roofline.bound:>7} {r.roofline_ratio:5.2f}x {f32 / r.cycles:5.2f}x "
+                  f"{r.roofline.bound:>7} {r.roofline_ratio:5.2f}x "
+                  f"{r.roofline.latency_bound:10.0f} {r.latency_ratio:5.2f}x {f32 / r.cycles:5.2f}x "
                   f"{r.bmodel.stat().st_size / 1024:9.0f} {cos:9.6f} {check:>9}", flush=True)
 
 
@@ -80,7 +84,8 @@ def main() -> None:
     for name in args.models.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             bench(name, args.chips.split(","), args.samples, Path(tmp))
-    print("\nratio: simulated cycles / roofline bound at the mode's peak; "
+    print("\nratio: simulated cycles / roofline bound at the mode's peak, then / the latency "
+          "bound (roofline + the first load's and last store's DDR latency and GDMA issue); "
           "vs F32: F32 cycles / this mode's cycles")
 
 

@@ -1,15 +1,21 @@
-"""Simulated cycles of the real CNN architectures against their roofline.
+"""Simulated cycles of the exported real architectures against their
+roofline and latency bounds, on every chip.
 
-    python bench/bench_real_models.py [--models resnet18,efficientnet_b0] [--size 224]
+    python bench/bench_real_models.py [--models resnet18,vit] [--size 224] [--quantize F32]
 
-Builds each torchvision architecture of tpuc.testing.real_models with random
-weights, exports it at `--size` x `--size`, compiles it in F32 for every chip
-(layer groups on) and prints the cycles of one run on the cmodel against the
-roofline bound, with the median and the largest ratio per chip.
+The torchvision CNNs of `tpuc.testing.real_models` are exported with random
+weights at `--size` x `--size` and compared on cycles only; the transformer
+encoders (transformers definitions, small configurations) are exported as
+the real-models tests do and their outputs are checked against onnxruntime
+through the cmodel. Prints cycles, the roofline bound, their ratio, the
+latency bound (the roofline plus the DDR latency of the first load and the
+last store) and the ratio to it, then the median and largest ratios per chip
+and family.
 """
 from __future__ import annotations
 
 import argparse
+import logging
 import statistics
 import tempfile
 import warnings
@@ -23,45 +29,62 @@ from tpuc.transform import transform
 
 CNNS = ("resnet18", "mobilenet_v3_small", "efficientnet_b0", "regnet_y_400mf",
         "shufflenet_v2_x0_5", "densenet121", "convnext")
+TRANSFORMERS = ("vit", "swin", "bert", "gpt2", "whisper_encoder")
 
 
-def export(name: str, size: int, out: Path) -> Path:
+def export_cnn(name: str, size: int, out: Path) -> Path:
     import torch
     spec = real_models.MODELS[name]
     model = real_models.randomize(spec.build())
     x = torch.from_numpy(np.random.default_rng(0).standard_normal(
         (1, 3, size, size)).astype(np.float32))
     path = out / f"{name}.onnx"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, (x,), str(path), dynamo=False, opset_version=real_models.OPSET,
-                          input_names=["input"], output_names=list(spec.output_names))
+    torch.onnx.export(model, (x,), str(path), dynamo=False, opset_version=real_models.OPSET,
+                      input_names=["input"], output_names=list(spec.output_names))
     return path
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", default=",".join(CNNS))
+    p.add_argument("--models", default=",".join(CNNS + TRANSFORMERS))
     p.add_argument("--chips", default="tpu_edge,tpu_pro")
-    p.add_argument("--size", type=int, default=224)
+    p.add_argument("--size", type=int, default=224, help="image size of the CNNs")
+    p.add_argument("--quantize", default="F32", help="a float mode (F32, F16, BF16)")
     args = p.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    warnings.simplefilter("ignore")
     chips = args.chips.split(",")
-    ratios: dict[str, list[float]] = {c: [] for c in chips}
-    print(f"{'model':<20} {'chip':<9} {'cycles':>10} {'roofline':>10} {'bound':>7} {'ratio':>6}")
+    ratios: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    print(f"{'model':<20} {'chip':<9} {'cycles':>10} {'roofline':>10} {'ratio':>6} "
+          f"{'lat.bound':>10} {'ratio':>6} {'check':>5}")
     with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
         for name in args.models.split(","):
-            mlir = tmp / f"{name}.mlir"
-            transform(name, export(name, args.size, tmp), mlir)
+            d = Path(tmp) / name
+            d.mkdir()
+            mlir = d / f"{name}.mlir"
+            checked = name not in CNNS
+            if checked:
+                path, inputs = real_models.export(name, d)
+                np.savez(d / "in.npz", **inputs)
+                transform(name, path, mlir, test_input=d / "in.npz", test_result=d / "top.npz")
+                check = dict(test_input=d / "in.npz", test_reference=d / "top.npz",
+                             tolerance=(0.99, 0.9))
+            else:
+                transform(name, export_cnn(name, args.size, d), mlir)
+                check = {}
+            family = "transformer" if checked else "cnn"
             for chip in chips:
-                r = deploy(mlir, "F32", chip, tmp / f"{name}_{chip}.bmodel")
-                ratios[chip].append(r.roofline_ratio)
+                r = deploy(mlir, args.quantize, chip, d / f"{name}_{chip}.bmodel", **check)
+                ratios.setdefault((chip, family), []).append((r.roofline_ratio, r.latency_ratio))
+                verdict = ("PASS" if r.passed else "FAIL") if checked else "-"
                 print(f"{name:<20} {chip:<9} {r.cycles:10d} {r.roofline.cycles:10.0f} "
-                      f"{r.roofline.bound:>7} {r.roofline_ratio:5.2f}x", flush=True)
-    for chip, rs in ratios.items():
-        if rs:
-            print(f"{chip}: median {statistics.median(rs):.2f}x, largest {max(rs):.2f}x "
-                  f"over {len(rs)} models")
+                      f"{r.roofline_ratio:5.2f}x {r.roofline.latency_bound:10.0f} "
+                      f"{r.latency_ratio:5.2f}x {verdict:>5}", flush=True)
+    for (chip, family), rs in sorted(ratios.items()):
+        print(f"{chip} {family}s: median {statistics.median(r for r, _ in rs):.2f}x the "
+              f"roofline, {statistics.median(l for _, l in rs):.2f}x the latency bound; "
+              f"largest {max(r for r, _ in rs):.2f}x / {max(l for _, l in rs):.2f}x "
+              f"over {len(rs)} models")
 
 
 if __name__ == "__main__":

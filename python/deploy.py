@@ -13,7 +13,9 @@ dumped: only stored tensors (group outputs, ungrouped ops' results, network
 outputs) are compared; ``layer_group=False`` stores and compares every one.
 The result also carries the simulated cycles and the chip's roofline bound:
 ``max(MACs / peak MACs per cycle, (weights + inputs + outputs) bytes / DDR
-bytes per cycle)``.
+bytes per cycle)``, and the latency bound of small models: that plus the DDR
+latency and GDMA issue of the first load and of the last store, which no
+schedule overlaps with anything.
 """
 from __future__ import annotations
 
@@ -47,10 +49,19 @@ class Roofline:
     ddr_bytes: int
     compute_cycles: float
     memory_cycles: float
+    # DDR latency no schedule can hide: the first load's issue and latency
+    # before any compute, the last store's after it.
+    latency_cycles: float = 0.0
 
     @property
     def cycles(self) -> float:
         return max(self.compute_cycles, self.memory_cycles, 1.0)
+
+    @property
+    def latency_bound(self) -> float:
+        """The bound of a latency-bound (small) model: the roofline plus the
+        DDR latency on the critical path."""
+        return self.cycles + self.latency_cycles
 
     @property
     def bound(self) -> str:
@@ -87,6 +98,11 @@ class DeployResult:
         return self.cycles / self.roofline.cycles
 
     @property
+    def latency_ratio(self) -> float:
+        """Simulated cycles over the latency bound (Roofline.latency_bound)."""
+        return self.cycles / self.roofline.latency_bound
+
+    @property
     def passed(self) -> bool:
         return not self.int_mismatches and all(
             c is None or c.passed for c in (self.tpu_comparison, self.model_comparison))
@@ -97,7 +113,8 @@ class DeployResult:
                 f"TIU {100 * self.tiu_utilization:.1f}% busy, GDMA "
                 f"{100 * self.gdma_utilization:.1f}% busy; roofline "
                 f"{r.cycles:.0f} cycles ({r.bound}-bound: {r.macs} MACs, "
-                f"{r.ddr_bytes} DDR bytes) -> {self.roofline_ratio:.2f}x the bound")
+                f"{r.ddr_bytes} DDR bytes) -> {self.roofline_ratio:.2f}x the bound, "
+                f"{self.latency_ratio:.2f}x the latency bound ({r.latency_bound:.0f} cycles)")
 
 
 def _tolerance(tol) -> Tolerance:
@@ -170,7 +187,8 @@ def _roofline(module, model: rt.Model, mode: str = "F32") -> Roofline:
     tables, rows = gathered_weight_bytes(module)
     ddr = int(plan.weight_size) - tables + rows + io
     peak = t.lanes * getattr(t, "eu_" + mode.lower(), t.eu_f32)
-    return Roofline(macs, ddr, macs / peak, ddr / t.ddr_bytes_per_cycle)
+    latency = 2 * (t.ddr_latency_cycles + t.gdma_issue_cycles)
+    return Roofline(macs, ddr, macs / peak, ddr / t.ddr_bytes_per_cycle, latency)
 
 
 def deploy(mlir_path, quantize: str = "F32", chip: str = "tpu_edge",

@@ -243,6 +243,33 @@ std::optional<LBuf> CodegenContext::alloc(uint64_t bytesPerLane) {
   return b;
 }
 
+std::optional<LBuf> CodegenContext::allocApart(uint64_t bytesPerLane,
+                                               ArrayRef<uint64_t> apart) {
+  const uint64_t bank = target_.bankBytes();
+  const uint64_t used = lmemUsed_, low = lmemLow_;
+  for (uint32_t skip = 0; bank && skip < target_.lmem_banks; ++skip) {
+    uint64_t start;
+    if (topDown_) {
+      if (bytesPerLane > lmemLow_)
+        break;
+      start = (lmemLow_ - bytesPerLane) / kLmemAlign * kLmemAlign;
+    } else {
+      start = alignUp(lmemUsed_);
+    }
+    if (llvm::none_of(apart, [&](uint64_t a) { return a / bank == start / bank; }))
+      if (auto b = alloc(bytesPerLane))
+        return b;
+    // Leave the rest of this bank unused.
+    if (topDown_)
+      lmemLow_ = start / bank * bank;
+    else
+      lmemUsed_ = (start / bank + 1) * bank;
+  }
+  lmemUsed_ = used;
+  lmemLow_ = low;
+  return alloc(bytesPerLane);
+}
+
 uint64_t CodegenContext::lmemFree() const {
   if (topDown_)
     return lmemLow_ / kLmemAlign * kLmemAlign;

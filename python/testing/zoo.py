@@ -182,14 +182,24 @@ def _build_torch_models():
             b, s, _ = x.shape
             return x.reshape(b, s, self.heads, self.head_dim).permute(0, 2, 1, 3)
 
-        def forward(self, x):
+        def attend(self, x):
+            """Self-attention, output projection, residual and LayerNorm."""
             b, s, h = x.shape
             q, k, v = (self.split_heads(f(x)) for f in (self.query, self.key, self.value))
             scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
             ctx = torch.matmul(torch.softmax(scores, dim=-1), v)
             ctx = ctx.permute(0, 2, 1, 3).reshape(b, s, h)
-            x = self.ln1(x + self.attn_out(ctx))
+            return self.ln1(x + self.attn_out(ctx))
+
+        def forward(self, x):
+            x = self.attend(x)
             return self.ln2(x + self.ffn_out(self.gelu(self.ffn_in(x))))
+
+    class AttentionBlock(BertLayer):
+        """The attention half of a BERT layer (BertAttention)."""
+
+        def forward(self, x):
+            return self.attend(x)
 
     class Mlp(nn.Module):
         def __init__(self):
@@ -200,7 +210,8 @@ def _build_torch_models():
         def forward(self, x):
             return self.net(x)
 
-    return {"cnn_bn": CnnBn, "resnet18": ResNet18, "mobilenetv2": MobileNetV2, "bert_layer": BertLayer, "mlp": Mlp}
+    return {"cnn_bn": CnnBn, "resnet18": ResNet18, "mobilenetv2": MobileNetV2, "bert_layer": BertLayer, "attention": AttentionBlock,
+            "mlp": Mlp}
 
 
 def _make_torch(kind: str, **sizes) -> Callable[[int], object]:
@@ -368,7 +379,8 @@ ZOO: dict[str, ModelSpec] = {
 }
 
 
-# Full-size models for benchmarks (seconds on the cmodel, too slow for tests).
+# Models for benchmarks only: full-size ones (seconds on the cmodel, too
+# slow for tests) and a small latency-bound one.
 LARGE: dict[str, ModelSpec] = {
     s.name: s
     for s in [
@@ -376,6 +388,8 @@ LARGE: dict[str, ModelSpec] = {
                     kind="resnet18", widths=(64, 128, 256, 512), num_classes=1000),
         _torch_spec("bert_base_layer", (1, 128, 768), "BERT-base encoder layer: hidden 768, 12 heads, FFN 3072",
                     kind="bert_layer", hidden=768, heads=12, ffn=3072),
+        _torch_spec("attention_block", (1, 12, 64), "BERT attention block: 12 tokens, hidden 64, 4 heads",
+                    kind="attention", hidden=64, heads=4),
     ]
 }
 

@@ -100,6 +100,12 @@ public:
   void freeAll();
   /// Allocates `bytesPerLane` in every lane (aligned); nullopt when full.
   std::optional<LBuf> alloc(uint64_t bytesPerLane);
+  /// Like alloc, but starting in another LMEM bank than every address of
+  /// `apart` (skipping to the next bank boundary when needed), so a TIU
+  /// instruction reading this buffer and one of those pays no bank
+  /// conflict; a plain alloc when no bank is free of them.
+  std::optional<LBuf> allocApart(uint64_t bytesPerLane,
+                                 llvm::ArrayRef<uint64_t> apart);
   uint64_t lmemFree() const;
   /// Bytes per lane an LMEM tensor of this shape occupies.
   uint64_t lmemBytes(std::array<int64_t, 4> shape, chip::DType t) const;

@@ -306,10 +306,14 @@ LogicalResult emitActive(function_ref<uint32_t(const Instruction &)> emit,
 }
 
 LogicalResult Pipeline::addGroup(CodegenContext &ctx, uint64_t bytes,
-                                 unsigned numSlots) {
+                                 unsigned numSlots, int apartFrom) {
   Group g;
+  SmallVector<uint64_t, 2> apart;
+  if (apartFrom >= 0)
+    for (const LBuf &b : groups[apartFrom].slots)
+      apart.push_back(b.addr);
   for (unsigned i = 0; i < numSlots; ++i) {
-    auto b = ctx.alloc(bytes);
+    auto b = apart.empty() ? ctx.alloc(bytes) : ctx.allocApart(bytes, apart);
     if (!b)
       return ctx.error() << "local memory exhausted (needs " << bytes
                          << " more bytes per lane)";

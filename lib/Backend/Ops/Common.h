@@ -144,9 +144,11 @@ struct Pipeline {
   };
   llvm::SmallVector<Group, 6> groups;
 
-  /// Adds a buffer group with `numSlots` buffers of `bytes` per lane.
+  /// Adds a buffer group with `numSlots` buffers of `bytes` per lane; with
+  /// `apartFrom` (an earlier group read by the same TIU instructions) they
+  /// start in other LMEM banks than that group's buffers.
   mlir::LogicalResult addGroup(CodegenContext &ctx, uint64_t bytes,
-                               unsigned numSlots);
+                               unsigned numSlots, int apartFrom = -1);
   /// Returns the buffer for `key` in group g, and whether it must be loaded.
   std::pair<LBuf *, bool> acquire(unsigned g, int64_t key) {
     Group &gr = groups[g];

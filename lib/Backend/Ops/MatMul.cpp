@@ -164,6 +164,14 @@ LogicalResult rowTimesWeight(tpu::MatMulOp op, CodegenContext &ctx,
   return success();
 }
 
+/// `cols` rounded down to whole DDR bursts of a row-major operand's row
+/// (`burstCols` elements), when it spans more than one: a tile of the right
+/// operand is read row by row, and a run that ends inside a burst pays for
+/// all of it.
+int64_t wholeBursts(int64_t cols, int64_t burstCols) {
+  return cols > burstCols ? cols / burstCols * burstCols : cols;
+}
+
 /// Tiles of a resident order (see the header): the [mT, N] output block
 /// (leftResident false) or the [mT, K] left block stays in LMEM; nullopt
 /// when it does not fit.
@@ -173,10 +181,11 @@ struct OsTiles {
 };
 std::optional<OsTiles> outputStationaryTiles(int64_t M, int64_t K, int64_t N,
                                              int64_t L, int64_t es,
-                                             int64_t budget,
-                                             bool leftResident) {
+                                             int64_t budget, bool leftResident,
+                                             int64_t burstCols) {
   int64_t mT = M, kT = K, nT = N;
   auto roundLanes = [&](int64_t v) { return std::max(L, v / L * L); };
+  auto halveN = [&](int64_t v) { return wholeBursts(ceilDiv(v, 2), burstCols); };
   auto fits = [&]() {
     int64_t rows = ceilDiv(mT, L), slots = mT == M ? 1 : 2;
     bool oneRight = mT == M && kT == K && nT == N;
@@ -188,13 +197,13 @@ std::optional<OsTiles> outputStationaryTiles(int64_t M, int64_t K, int64_t N,
   };
   while (!fits()) {
     if (nT > 128)
-      nT = ceilDiv(nT, 2);
+      nT = halveN(nT);
     else if (kT > 4 * L)
       kT = roundLanes(ceilDiv(kT, 2));
     else if (mT > L)
       mT = roundLanes(ceilDiv(mT, 2));
     else if (nT > 32)
-      nT = ceilDiv(nT, 2);
+      nT = halveN(nT);
     else if (kT > L)
       kT = roundLanes(ceilDiv(kT, 2));
     else
@@ -239,7 +248,7 @@ LogicalResult outputStationary(tpu::MatMulOp op, CodegenContext &ctx,
   if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, lr ? K : kT}, ty.in),
                            lr ? rowSlots : 2)) ||
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, nT}, ty.weight),
-                           nN * nK == 1 && nM == 1 ? 1 : 2)) ||
+                           nN * nK == 1 && nM == 1 ? 1 : 2, kLeft)) ||
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, 1, 1, lr ? nT : N}, ty.bias),
                            lr ? 2 : 1)) ||
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, lr ? nT : N}, t),
@@ -401,6 +410,8 @@ LogicalResult MatMulModel::codegen(Operation *operation,
 
   // Tile sizes: shrink N, K, M (in lane multiples first) until it fits.
   int64_t mT = M, nT = N, kT = K;
+  const int64_t burstCols =
+      std::max<int64_t>(1, ctx.target().ddr_burst_bytes / wes);
   auto roundLanes = [&](int64_t v) { return std::max(L, v / L * L); };
   // A quantized result adds an INT8 tile at most half the accumulator's.
   const int64_t budget =
@@ -414,19 +425,19 @@ LogicalResult MatMulModel::codegen(Operation *operation,
   };
   while (!fits()) {
     if (nT > 512)
-      nT = ceilDiv(nT, 2);
+      nT = wholeBursts(ceilDiv(nT, 2), burstCols);
     else if (kT > 4 * L)
       kT = roundLanes(ceilDiv(kT, 2));
     else if (mT > L)
       mT = roundLanes(ceilDiv(mT, 2));
     else if (nT > 32)
-      nT = ceilDiv(nT, 2);
+      nT = wholeBursts(ceilDiv(nT, 2), burstCols);
     else if (kT > 1)
       kT = ceilDiv(kT, 2);
     else if (mT > 1)
       mT = ceilDiv(mT, 2);
     else if (nT > 1)
-      nT = ceilDiv(nT, 2);
+      nT = wholeBursts(ceilDiv(nT, 2), burstCols);
     else
       return ctx.error() << "does not fit local memory";
   }
@@ -434,13 +445,15 @@ LogicalResult MatMulModel::codegen(Operation *operation,
   // stays) but let the right operand's loads overlap the matmuls: up to 8
   // tiles of at least 128 columns, so one tile's load is all that shows.
   if (B == 1 && mT == M && kT == K)
-    nT = std::min(nT, std::max<int64_t>(128, ceilDiv(N, 8)));
+    nT = std::min(nT, wholeBursts(std::max<int64_t>(128, ceilDiv(N, 8)),
+                                  burstCols));
   if (B == 1) {
     // The cheapest order by DDR bytes; ties keep the default order.
     std::optional<OsTiles> best;
     int64_t bestBytes = defaultOrderBytes(M, K, N, mT, kT, nT);
     for (bool leftResident : {false, true}) {
-      auto os = outputStationaryTiles(M, K, N, L, es, budget, leftResident);
+      auto os = outputStationaryTiles(M, K, N, L, es, budget, leftResident,
+                                      burstCols);
       if (os && outputStationaryBytes(M, K, N, *os) < bestBytes) {
         bestBytes = outputStationaryBytes(M, K, N, *os);
         best = os;
@@ -458,7 +471,7 @@ LogicalResult MatMulModel::codegen(Operation *operation,
   enum { kLeft, kRight, kBias, kOut, kQOut };
   if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, kT}, ty.in), 2)) ||
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, nT}, ty.weight),
-                           oneRight ? 1 : 2)) ||
+                           oneRight ? 1 : 2, kLeft)) ||
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, 1, 1, nT}, ty.bias), 2)) ||
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, nT}, acc), 2)) ||
       (quant &&

@@ -45,6 +45,21 @@ bool pickRows(int64_t O, int64_t I, int64_t L, int64_t budget,
   return true;
 }
 
+/// A tile of `oT` rows (of `rowBytes` in DDR) cut to about a quarter of the
+/// O rows (whole lanes), so the loads and stores of four tiles overlap
+/// their compute instead of one load, the compute and one store running
+/// back to back; unchanged when a quarter's transfer would not outlast the
+/// DDR latency (small tensors gain nothing from more instructions).
+int64_t overlapRows(CodegenContext &ctx, int64_t O, int64_t oT,
+                    int64_t rowBytes) {
+  const chip::Target &t = ctx.target();
+  const int64_t L = ctx.lanes(), quarter = ceilDiv(ceilDiv(O, 4), L) * L;
+  if (quarter >= oT ||
+      double(quarter * rowBytes) / t.ddr_bytes_per_cycle < t.ddr_latency_cycles)
+    return oT;
+  return quarter;
+}
+
 /// One chunk of rows [o0, o0+o) x [d0, d0+d) x [i0, i0+i) in pass `pass`.
 struct Chunk {
   int64_t o0, o, d0, d, i0, i;
@@ -202,7 +217,10 @@ struct LayerNormModel
       return ceilDiv(o, L) * (5 * i + 2) + 2 * i;
     };
     const float eps = float(op.getEpsilon().convertToDouble());
-    if (!pickRows(O, I, L, budget, need, /*splitI=*/false, oT, iT)) {
+    bool rowsFit = pickRows(O, I, L, budget, need, /*splitI=*/false, oT, iT);
+    if (rowsFit)
+      oT = overlapRows(ctx, O, oT, I * es);
+    if (!rowsFit) {
       SmallVector<uint64_t, 2> vecs;
       if (hasW)
         vecs.push_back(wAddr);
@@ -242,7 +260,10 @@ struct LayerNormModel
     enum { kIn, kOut, kTmp, kMean, kVar, kW, kB };
     std::array<int64_t, 4> row{1, oT, 1, I}, stat{1, oT, 1, 1},
         vec{1, 1, 1, I};
-    if (failed(pipe.addGroup(ctx, ctx.lmemBytes(row, lt), 2)) ||
+    // An F16/BF16 input tile stays narrow (its load moves half the bytes of
+    // a widening one); the TIU reads it into F32 and the last instruction
+    // rounds the F32 result into it, once, as a widening store would.
+    if (failed(pipe.addGroup(ctx, ctx.lmemBytes(row, *dtype), 2)) ||
         failed(pipe.addGroup(ctx, ctx.lmemBytes(row, lt), 2)) ||
         failed(pipe.addGroup(ctx, ctx.lmemBytes(row, lt), 1)) ||
         failed(pipe.addGroup(ctx, ctx.lmemBytes(stat, lt), 1)) ||
@@ -267,7 +288,7 @@ struct LayerNormModel
     auto loadStep = [&](size_t k) {
       int64_t o0 = starts[k], o = std::min(oT, O - o0);
       LBuf *x = pipe.acquire(kIn, int64_t(k)).first;
-      ctx.load(*x, lmemTensor(x->addr, 1, o, 1, I, lt),
+      ctx.load(*x, lmemTensor(x->addr, 1, o, 1, I, *dtype),
                ddrOperand(in->addr + o0 * I * es, {1, o, 1, I}, {O * I, I, I, 1},
                           *dtype));
       bufs[k] = {x, pipe.acquire(kOut, int64_t(k)).first};
@@ -278,7 +299,7 @@ struct LayerNormModel
         loadStep(k + 1);
       int64_t o0 = starts[k], o = std::min(oT, O - o0);
       auto [x, y] = bufs[k];
-      Operand xL = lmemTensor(x->addr, 1, o, 1, I, lt),
+      Operand xL = lmemTensor(x->addr, 1, o, 1, I, *dtype),
               yL = lmemTensor(y->addr, 1, o, 1, I, lt),
               tL = lmemTensor(tmp->addr, 1, o, 1, I, lt),
               mL = lmemTensor(mean->addr, 1, o, 1, 1, lt),
@@ -290,14 +311,18 @@ struct LayerNormModel
       ctx.tiu(makeReduce(chip::ReduceMode::Mean, vL, yL, 3), all);
       ctx.tiu(makeBinaryScalar(BinaryOp::Add, vL, vL, eps), all);
       ctx.tiu(makeActive(ActOp::Rsqrt, vL, vL), all);
-      ctx.tiu(makeBinary(BinaryOp::Mul, yL, tL, vL), all);
+      // The result: y, or (narrow) x, no longer read once centred.
+      const bool narrow = lt != *dtype;
+      LBuf *res = narrow ? x : y;
+      const Operand &rL = narrow ? xL : yL;
+      ctx.tiu(makeBinary(BinaryOp::Mul, hasW || hasB ? yL : rL, tL, vL), all);
       if (hasW)
-        ctx.tiu(makeBinary(BinaryOp::Mul, yL, yL, wL), all);
+        ctx.tiu(makeBinary(BinaryOp::Mul, hasB ? yL : rL, yL, wL), all);
       if (hasB)
-        ctx.tiu(makeBinary(BinaryOp::Add, yL, yL, bL), all);
+        ctx.tiu(makeBinary(BinaryOp::Add, rL, yL, bL), all);
       ctx.store(ddrOperand(out->addr + o0 * I * es, {1, o, 1, I},
                            {O * I, I, I, 1}, *dtype),
-                *y, yL);
+                *res, rL);
     }
     return success();
   }
@@ -318,6 +343,9 @@ struct SoftmaxModel
             I = numElements(shape.drop_front(axis + 1));
     if (O * D * I == 0)
       return success();
+    // The input divided first (in F32, as the interpreter divides).
+    const bool divide = op.getDivisor().has_value();
+    const float divisor = divide ? float(op.getDivisor()->convertToDouble()) : 1;
     // F16/BF16 intermediates stay F32 in LMEM (loads and the store
     // convert), so the result rounds once.
     const DType lt = wideFloat(*dtype);
@@ -331,6 +359,8 @@ struct SoftmaxModel
       return streamRowChunks(
           ctx, in->addr, out->addr, O, D, I, *dtype, {},
           [&](const Chunk &k, ChunkOps &c) {
+            if (divide) // every pass reloads the chunk
+              c.emit(makeBinaryScalar(BinaryOp::Div, c.x, c.x, divisor));
             if (k.pass == 0) { // max
               c.emit(makeReduce(chip::ReduceMode::Max, c.part, c.x, 2));
               if (k.last())
@@ -347,9 +377,12 @@ struct SoftmaxModel
               c.emit(makeBinary(BinaryOp::Div, c.y, c.y, c.s1));
             }
           });
+    if (iT == I)
+      oT = overlapRows(ctx, O, oT, D * I * es);
     Pipeline pipe;
     enum { kIn, kOut, kMax, kSum };
-    if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, D, iT}, lt), 2)) ||
+    // As LayerNorm's: a narrow input tile, which also takes the result.
+    if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, D, iT}, *dtype), 2)) ||
         failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, D, iT}, lt), 2)) ||
         failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, lt), 1)) ||
         failed(pipe.addGroup(ctx, ctx.lmemBytes({1, oT, 1, iT}, lt), 1)))
@@ -371,7 +404,7 @@ struct SoftmaxModel
       LBuf *x = pipe.acquire(kIn, int64_t(k)).first;
       Operand src = view(s);
       src.addr = in->addr + (s.o0 * D * I + s.i0) * es;
-      ctx.load(*x, lmemTensor(x->addr, 1, s.o, D, s.i, lt), src);
+      ctx.load(*x, lmemTensor(x->addr, 1, s.o, D, s.i, *dtype), src);
       bufs[k] = {x, pipe.acquire(kOut, int64_t(k)).first};
     };
     loadStep(0);
@@ -380,19 +413,25 @@ struct SoftmaxModel
         loadStep(k + 1);
       const Step &s = steps[k];
       auto [x, y] = bufs[k];
-      Operand xL = lmemTensor(x->addr, 1, s.o, D, s.i, lt),
+      Operand xL = lmemTensor(x->addr, 1, s.o, D, s.i, *dtype),
               yL = lmemTensor(y->addr, 1, s.o, D, s.i, lt),
               mL = lmemTensor(mx->addr, 1, s.o, 1, s.i, lt),
               sL = lmemTensor(sum->addr, 1, s.o, 1, s.i, lt);
       SmallVector<LBuf *> all{x, y, mx, sum};
-      ctx.tiu(makeReduce(chip::ReduceMode::Max, mL, xL, 2), all);
-      ctx.tiu(makeBinary(BinaryOp::Sub, yL, xL, mL), all);
+      Operand src = xL;
+      if (divide) {
+        ctx.tiu(makeBinaryScalar(BinaryOp::Div, yL, xL, divisor), all);
+        src = yL;
+      }
+      ctx.tiu(makeReduce(chip::ReduceMode::Max, mL, src, 2), all);
+      ctx.tiu(makeBinary(BinaryOp::Sub, yL, src, mL), all);
       ctx.tiu(makeActive(ActOp::Exp, yL, yL), all);
       ctx.tiu(makeReduce(chip::ReduceMode::Sum, sL, yL, 2), all);
-      ctx.tiu(makeBinary(BinaryOp::Div, yL, yL, sL), all);
+      const bool narrow = lt != *dtype;
+      ctx.tiu(makeBinary(BinaryOp::Div, narrow ? xL : yL, yL, sL), all);
       Operand dst = view(s);
       dst.addr = out->addr + (s.o0 * D * I + s.i0) * es;
-      ctx.store(dst, *y, yL);
+      ctx.store(dst, narrow ? *x : *y, narrow ? xL : yL);
     }
     return success();
   }

@@ -34,7 +34,7 @@ struct LowerSoftmax : OpConversionPattern<top::SoftmaxOp> {
     int64_t axis = normalizeAxis(op.getAxis(), getShape(op.getInput()).size());
     rewriter.replaceOpWithNewOp<tpu::SoftmaxOp>(
         op, op.getOutput().getType(), adaptor.getInput(),
-        rewriter.getI64IntegerAttr(axis));
+        rewriter.getI64IntegerAttr(axis), FloatAttr());
     return success();
   }
 };

@@ -144,6 +144,14 @@ func.func @softmax_axis(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
+func.func @softmax_divisor(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{divisor must be finite and non-zero, got 0}}
+  %0 = "tpu.Softmax"(%a) {axis = 1, divisor = 0.0 : f64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
 func.func @layernorm_weight(%a: tensor<2x4xf32>, %w: tensor<8xf32>, %n: none) -> tensor<2x4xf32> {
   // expected-error @+1 {{weight and bias must have 4 elements (the normalized dims), got 8}}
   %0 = "tpu.LayerNorm"(%a, %w, %n) {axis = 1, epsilon = 1.0e-5 : f64} : (tensor<2x4xf32>, tensor<8xf32>, none) -> tensor<2x4xf32>

@@ -54,11 +54,12 @@ from tpuc import runtime as rt
 
 pytestmark = pytest.mark.parametrize("chip", CHIPS)
 
-# LayerNorm rows [1, O, I]: two tiles of oT rows, each tile's five row
-# buffers plus affine vectors nearly filling LMEM (pickRows in Norm.cpp):
+# LayerNorm rows [1, O, I]: eight tiles of oT rows (a quarter of O is two
+# tiles, so overlapRows keeps them), each tile's five row buffers plus
+# affine vectors nearly filling LMEM (pickRows in Norm.cpp):
 # tpu_edge oT = 512 (32 rows per lane, 12 KiB buffers of 64 KiB),
 # tpu_pro oT = 8576 (134 rows per lane, 50 KiB buffers of 256 KiB).
-LN_ROWS = {"tpu_edge": 1024, "tpu_pro": 17152}
+LN_ROWS = {"tpu_edge": 4096, "tpu_pro": 68608}
 LN_WIDTH = 96
 # Conv with one output channel: its filter is one IC*3*3 block per lane
 # (4.5 KiB with IC = 128), more than the space the LayerNorm leaves free at

@@ -107,3 +107,46 @@ def test_half_precision(prepared, name, chip, mode):
     for out in spec.outputs:
         key = next(k for k in got if k == out or k.startswith(out))
         assert cosine(top[out], got[key]) >= 0.9999, (out, mode, chip)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_fused_epilogues_bit_exact(prepared, chip):
+    """bert_layer's bias adds are its MatMuls' biases and its written-out erf
+    GELU one GELU (Top canonicalization); in INT8 the fused forms (INT32
+    bias before the requant, the GELU as a table of its float island) stay
+    bit-exact."""
+    p = prepared("bert_layer")
+    top = p.mlir.read_text()
+    assert "top.GELU" in top and "top.Erf" not in top
+    biased = [line for line in top.splitlines()
+              if '"top.MatMul"' in line and "none)" not in line.split("->")[0]]
+    assert len(biased) == 6, "the six Linear layers' MatMuls carry their biases"
+    text = []
+    ref, got = run(p, "bert_layer", chip, "INT8", module_text=text)
+    assert compare_stages(ref, got, chip) >= 1
+    assert '"tpu.Lut"' in text[0] and 'mode = "gelu"' not in text[0]
+
+
+@pytest.mark.parametrize("asymmetric", [False, True])
+def test_int8_island_table_equals_island(prepared, asymmetric):
+    """The GELU's float island (dequantize, F16 GELU, quantize) of INT8
+    bert_layer becomes a tpu.Lut (Tpu canonicalization) whose results are
+    the island's, bit for bit, in the Tpu interpreter."""
+    p = prepared("bert_layer")
+    inputs = dict(np.load(p.test_input))
+    opts = (f"mode=INT8 chip=tpu_edge calibration-table={p.table} "
+            f"asymmetric={str(asymmetric).lower()}")
+    tensors, texts = [], []
+    for passes in ("convert-top-to-tpu", "convert-top-to-tpu,canonicalize"):
+        with compiler.make_context() as ctx:
+            m = compiler.load_module(p.mlir, ctx)
+            compiler.run_pipeline(m, passes.replace("convert-top-to-tpu",
+                                                    f"convert-top-to-tpu{{{opts}}}"))
+            tensors.append(compiler.interpret(m, inputs, all_tensors=True))
+            texts.append(str(m))
+    assert 'mode = "gelu"' in texts[0] and 'mode = "gelu"' not in texts[1]
+    island, table = tensors
+    gelu = [k for k in table if k.startswith("/gelu/") and k.endswith("_i8")]
+    assert gelu, "the island's quantized result is named in both"
+    for k in gelu + ["output"]:
+        np.testing.assert_array_equal(island[k], table[k], err_msg=k)

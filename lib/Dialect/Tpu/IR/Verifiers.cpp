@@ -226,6 +226,9 @@ LogicalResult LayerNormOp::verify() {
 }
 
 LogicalResult SoftmaxOp::verify() {
+  double d = getDivisor() ? getDivisor()->convertToDouble() : 1.0;
+  if (!std::isfinite(d) || d == 0)
+    return emitOpError() << "divisor must be finite and non-zero, got " << d;
   auto in = getShape(getInput());
   if (failed(verifyAxisRange(*this, "axis", getAxis(), in.size())))
     return failure();

@@ -155,7 +155,16 @@ LogicalResult LayerNormOp::inference(InferenceParam &p) {
 LogicalResult SoftmaxOp::inference(InferenceParam &p) {
   auto shape = getShape(getInput());
   int64_t axis = getAxis();
-  softmax(p.inputs[0], numElements(shape.take_front(axis)), shape[axis],
+  const float *x = p.inputs[0];
+  std::vector<float> divided;
+  if (getDivisor()) {
+    float d = float(getDivisor()->convertToDouble());
+    divided.assign(x, x + numElements(shape));
+    for (float &v : divided)
+      v = v / d;
+    x = divided.data();
+  }
+  softmax(x, numElements(shape.take_front(axis)), shape[axis],
           numElements(shape.drop_front(axis + 1)), p.outputs[0]);
   return success();
 }

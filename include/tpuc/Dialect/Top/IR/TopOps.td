@@ -121,9 +121,13 @@ class Top_BinaryOp<string mnemonic, string desc, list<Trait> traits = []> :
   let results = (outs AnyTensor:$output);
 }
 
-def Top_AddOp : Top_BinaryOp<"Add", "elementwise lhs + rhs", [Commutative]>;
+def Top_AddOp : Top_BinaryOp<"Add", "elementwise lhs + rhs", [Commutative]> {
+  let hasCanonicalizer = 1;
+}
 def Top_SubOp : Top_BinaryOp<"Sub", "elementwise lhs - rhs">;
-def Top_MulOp : Top_BinaryOp<"Mul", "elementwise lhs * rhs", [Commutative]>;
+def Top_MulOp : Top_BinaryOp<"Mul", "elementwise lhs * rhs", [Commutative]> {
+  let hasCanonicalizer = 1;
+}
 def Top_DivOp : Top_BinaryOp<"Div", "elementwise lhs / rhs">;
 def Top_MaxOp : Top_BinaryOp<"Max", "elementwise max(lhs, rhs)", [Commutative]>;
 def Top_MinOp : Top_BinaryOp<"Min", "elementwise min(lhs, rhs)", [Commutative]>;

@@ -110,9 +110,16 @@ def Tpu_LayerNormOp : Tpu_ComputeOp<"LayerNorm"> {
 
 def Tpu_SoftmaxOp : Tpu_ComputeOp<"Softmax"> {
   let summary = "softmax along a non-negative axis";
-  let arguments = (ins Tpu_Tensor:$input, I64Attr:$axis);
+  let description = [{
+    softmax(input / divisor): a constant `divisor` (attention's scores /
+    sqrt(head dim), fused by canonicalization; none means 1) divides the
+    input in float32 before the max is taken.
+  }];
+  let arguments = (ins Tpu_Tensor:$input, I64Attr:$axis,
+                   OptionalAttr<F64Attr>:$divisor);
   let results = (outs Tpu_Tensor:$output);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 class Tpu_PoolOp<string mnemonic, string desc, dag extraArgs = (ins)> :
@@ -267,6 +274,7 @@ def Tpu_QuantCastOp : Tpu_ComputeOp<"QuantCast"> {
   let arguments = (ins Tpu_Tensor:$input);
   let results = (outs Tpu_Tensor:$output);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tpu_RequantOp : Tpu_ComputeOp<"Requant"> {

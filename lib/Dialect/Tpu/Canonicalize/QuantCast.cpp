@@ -1,0 +1,92 @@
+// An INT8 tensor dequantized, put through a float activation and quantized
+// again (the float island INT8 lowering gives ops without an integer form,
+// e.g. GELU) is a function of the input's 256 values: one tpu.Lut whose
+// table is the island evaluated on them, with the interpreter's arithmetic
+// (dequantize, round to the island's float type, activate, round, quantize),
+// so the results are the same bits; one pass over INT8 data instead of three
+// over float. The Lut takes the last QuantCast's location.
+#include "tpuc/Chip/Float16.h"
+#include "tpuc/Dialect/Top/IR/TopDialect.h"
+#include "tpuc/Dialect/Tpu/IR/QuantParams.h"
+#include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
+#include "tpuc/Dialect/Tpu/IR/TpuUtils.h"
+#include "tpuc/Support/OpHelpers.h"
+#include "tpuc/Support/WeightStore.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace tpuc;
+
+namespace tpu {
+namespace {
+
+/// `v` rounded to the float element type `t` (nearest even), as the
+/// interpreter rounds every float result.
+float roundTo(float v, Type t) {
+  if (t.isF16())
+    return chip::f16ToF32(chip::f32ToF16(v));
+  if (t.isBF16())
+    return chip::bf16ToF32(chip::f32ToBF16(v));
+  return v;
+}
+
+bool isInt8(Type t) {
+  if (!isQuantized(t))
+    return false;
+  auto q = dyn_cast<quant::QuantizedType>(getElementTypeOrSelf(t));
+  return q && q.getStorageTypeIntegralWidth() == 8 && q.isSigned();
+}
+
+struct Int8IslandToLut : OpRewritePattern<QuantCastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantCastOp quantize,
+                                PatternRewriter &rewriter) const override {
+    auto act = quantize.getInput().getDefiningOp<ActiveOp>();
+    if (!act || !act->hasOneUse() || !isInt8(quantize.getOutput().getType()))
+      return failure();
+    auto dequantize = act.getInput().getDefiningOp<QuantCastOp>();
+    if (!dequantize || !dequantize->hasOneUse() ||
+        !isInt8(dequantize.getInput().getType()))
+      return failure();
+    // The table is a new weight of the module's weight store.
+    auto module = quantize->getParentOfType<ModuleOp>();
+    if (!module || !module->hasAttr(kWeightFileAttr))
+      return failure();
+    Type island = getElementTypeOrSelf(act.getOutput().getType());
+    if (!isa<FloatType>(island) ||
+        getElementTypeOrSelf(act.getInput().getType()) != island)
+      return failure();
+    QParams qi = qparams(dequantize.getInput().getType()),
+            qo = qparams(quantize.getOutput().getType());
+    float x[256], y[256];
+    for (int v = -128; v < 128; ++v)
+      x[uint8_t(int8_t(v))] = roundTo(dequantizeF32(v, qi), island);
+    if (failed(act.evaluate(x, y, 256)))
+      return failure();
+    std::vector<int8_t> table(256);
+    for (int i = 0; i < 256; ++i)
+      table[i] = int8_t(quantizeF32(roundTo(y[i], island), qo));
+    SmallVector<int64_t> shape{256};
+    auto weight = top::WeightOp::createTyped(
+        rewriter, dequantize, getOpName(quantize) + "_table",
+        RankedTensorType::get(shape, rewriter.getI8Type()),
+        NpyArray::of<int8_t>("|i1", table, shape));
+    auto lut = LutOp::create(rewriter, quantize.getLoc(),
+                             quantize.getOutput().getType(),
+                             dequantize.getInput(), weight.getOutput());
+    rewriter.replaceOp(quantize, lut.getOutput());
+    rewriter.eraseOp(act);
+    rewriter.eraseOp(dequantize);
+    return success();
+  }
+};
+
+} // namespace
+
+void QuantCastOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<Int8IslandToLut>(context);
+}
+
+} // namespace tpu
