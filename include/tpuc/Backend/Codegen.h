@@ -101,6 +101,8 @@ public:
   /// Allocates `bytesPerLane` in every lane (aligned); nullopt when full.
   std::optional<LBuf> alloc(uint64_t bytesPerLane);
   uint64_t lmemFree() const;
+  /// Where alloc(bytesPerLane) would start after an alloc(gap) (gap 0: none).
+  uint64_t allocStart(uint64_t bytesPerLane, uint64_t gap = 0) const;
   /// Bytes per lane an LMEM tensor of this shape occupies.
   uint64_t lmemBytes(std::array<int64_t, 4> shape, chip::DType t) const;
 

@@ -330,21 +330,33 @@ LogicalResult ConvModel::codegen(Operation *operation,
   const DType acc = accType(split);
   Pipeline pipe;
   enum { kW, kB, kIn, kOut, kQ, kQOut };
+  // The input tiles start in other banks than the filter tiles they are
+  // read with, and the requant tables in other banks than the accumulators.
+  const uint64_t inBytes = ctx.lmemBytes(
+                     {best.nT, icMax, rowsFor(best.ohT), W}, types.in),
+                 outBytes =
+                     ctx.lmemBytes({best.nT, ocMax, best.ohT, OW}, acc),
+                 qBytes = ctx.lmemBytes({1, ocMax, 1, 2}, DType::INT32),
+                 qOutBytes = ctx.lmemBytes({best.nT, ocMax, best.ohT, OW},
+                                           types.out),
+                 align = 64;
+  const uint64_t qReserve =
+      quant ? 2 * (qOutBytes + align) : 0;
+  const uint64_t outReserve =
+      2 * (outBytes + align) +
+      (quant ? best.wSlots * (qBytes + align) + qReserve : 0);
   if (failed(pipe.addGroup(ctx, ctx.lmemBytes({icT, ocMax, KH, KW}, types.weight),
                            best.wSlots)) ||
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, ocMax, 1, 1}, types.bias),
                            best.wSlots)) ||
-      failed(pipe.addGroup(
-          ctx, ctx.lmemBytes({best.nT, icMax, rowsFor(best.ohT), W}, types.in),
-          best.inSlots)) ||
-      failed(pipe.addGroup(
-          ctx, ctx.lmemBytes({best.nT, ocMax, best.ohT, OW}, acc), 2)))
+      failed(addGroupInOtherBanks(ctx, pipe, inBytes, best.inSlots, kW,
+                                  outReserve)) ||
+      failed(pipe.addGroup(ctx, outBytes, 2)))
     return failure();
   if (quant &&
-      (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, ocMax, 1, 2}, DType::INT32),
-                            best.wSlots)) ||
-       failed(pipe.addGroup(
-           ctx, ctx.lmemBytes({best.nT, ocMax, best.ohT, OW}, types.out), 2))))
+      (failed(addGroupInOtherBanks(ctx, pipe, qBytes, best.wSlots, kOut,
+                                   qReserve)) ||
+       failed(pipe.addGroup(ctx, qOutBytes, 2))))
     return failure();
 
   const bool relu = op.getDoRelu();
