@@ -277,6 +277,16 @@ uint64_t CodegenContext::lmemFree() const {
   return start >= laneBytes() ? 0 : laneBytes() - start;
 }
 
+uint64_t CodegenContext::allocStart(uint64_t bytesPerLane,
+                                    uint64_t gap) const {
+  if (topDown_) {
+    uint64_t low = gap ? (lmemLow_ - gap) / kLmemAlign * kLmemAlign : lmemLow_;
+    return (low - bytesPerLane) / kLmemAlign * kLmemAlign;
+  }
+  uint64_t start = alignUp(lmemUsed_);
+  return gap ? alignUp(start + gap) : start;
+}
+
 uint64_t CodegenContext::lmemBytes(std::array<int64_t, 4> s, DType t) const {
   return lmemBytesPerLane(s[0], s[1], s[2], s[3], t, 0, lanes());
 }

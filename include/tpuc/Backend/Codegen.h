@@ -107,6 +107,8 @@ public:
   std::optional<LBuf> allocApart(uint64_t bytesPerLane,
                                  llvm::ArrayRef<uint64_t> apart);
   uint64_t lmemFree() const;
+  /// Where alloc(bytesPerLane) would start after an alloc(gap) (gap 0: none).
+  uint64_t allocStart(uint64_t bytesPerLane, uint64_t gap = 0) const;
   /// Bytes per lane an LMEM tensor of this shape occupies.
   uint64_t lmemBytes(std::array<int64_t, 4> shape, chip::DType t) const;
 

@@ -330,26 +330,39 @@ LogicalResult ConvModel::codegen(Operation *operation,
   const DType acc = accType(split);
   Pipeline pipe;
   enum { kW, kB, kIn, kOut, kQ, kQOut };
+  // The input tiles start in other banks than the filter tiles they are
+  // read with, and the requant tables in other banks than the accumulators.
+  const uint64_t inBytes = ctx.lmemBytes(
+                     {best.nT, icMax, rowsFor(best.ohT), W}, types.in),
+                 outBytes =
+                     ctx.lmemBytes({best.nT, ocMax, best.ohT, OW}, acc),
+                 qBytes = ctx.lmemBytes({1, ocMax, 1, 2}, DType::INT32),
+                 qOutBytes = ctx.lmemBytes({best.nT, ocMax, best.ohT, OW},
+                                           types.out),
+                 align = 64;
+  const uint64_t qReserve =
+      quant ? 2 * (qOutBytes + align) : 0;
+  const uint64_t outReserve =
+      2 * (outBytes + align) +
+      (quant ? best.wSlots * (qBytes + align) + qReserve : 0);
   if (failed(pipe.addGroup(ctx, ctx.lmemBytes({icT, ocMax, KH, KW}, types.weight),
                            best.wSlots)) ||
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, ocMax, 1, 1}, types.bias),
                            best.wSlots)) ||
-      failed(pipe.addGroup(
-          ctx, ctx.lmemBytes({best.nT, icMax, rowsFor(best.ohT), W}, types.in),
-          best.inSlots)) ||
-      failed(pipe.addGroup(
-          ctx, ctx.lmemBytes({best.nT, ocMax, best.ohT, OW}, acc), 2)))
+      failed(addGroupInOtherBanks(ctx, pipe, inBytes, best.inSlots, kW,
+                                  outReserve)) ||
+      failed(pipe.addGroup(ctx, outBytes, 2)))
     return failure();
   if (quant &&
-      (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, ocMax, 1, 2}, DType::INT32),
-                            best.wSlots)) ||
-       failed(pipe.addGroup(
-           ctx, ctx.lmemBytes({best.nT, ocMax, best.ohT, OW}, types.out), 2))))
+      (failed(addGroupInOtherBanks(ctx, pipe, qBytes, best.wSlots, kOut,
+                                   qReserve)) ||
+       failed(pipe.addGroup(ctx, qOutBytes, 2))))
     return failure();
 
   const bool relu = op.getDoRelu();
   const double limit = op.getReluLimit().convertToDouble();
   SmallVector<std::array<LBuf *, 6>> bufs(steps.size());
+  // Returns false when the tile's windows cover only pad rows.
   auto inRows = [&](const Sp &sp, int64_t &r0, int64_t &rows, int64_t &padT,
                     int64_t &padB) {
     int64_t start = sp.oh0 * sh - pt;
@@ -358,6 +371,12 @@ LogicalResult ConvModel::codegen(Operation *operation,
     rows = std::min(end, H) - r0;
     padT = std::max<int64_t>(0, -start);
     padB = std::max<int64_t>(0, end - H);
+    // A tile whose windows cover only pad rows reads one zero-filled row
+    // (loadStep) and pads the rest of its span.
+    if (rows > 0)
+      return true;
+    rows = 1, padT = 0, padB = end - start - 1;
+    return false;
   };
   auto loadStep = [&](size_t i) {
     const Step &st = steps[i];
@@ -384,11 +403,14 @@ LogicalResult ConvModel::codegen(Operation *operation,
     auto [x, newX] = pipe.acquire(kIn, inKey);
     if (newX) {
       int64_t r0, rows, padT, padB;
-      inRows(sp, r0, rows, padT, padB);
-      ctx.load(*x, lmemTensor(x->addr, sp.nT, ic, rows, W, types.in),
-               ddrOperand(in->addr + ((sp.n0 * IC + ic0) * H + r0) * W * ies,
-                          {sp.nT, ic, rows, W}, {IC * H * W, H * W, W, 1},
-                          types.in));
+      if (!inRows(sp, r0, rows, padT, padB))
+        ctx.fillLocal(*x, lmemTensor(x->addr, sp.nT, ic, rows, W, types.in),
+                      0.0);
+      else
+        ctx.load(*x, lmemTensor(x->addr, sp.nT, ic, rows, W, types.in),
+                 ddrOperand(in->addr + ((sp.n0 * IC + ic0) * H + r0) * W * ies,
+                            {sp.nT, ic, rows, W}, {IC * H * W, H * W, W, 1},
+                            types.in));
     }
     // The output tile stays put while its slices accumulate.
     auto [o, unused] = pipe.acquire(kOut, st.o * int64_t(sps.size()) + st.p);

@@ -129,6 +129,42 @@ inline void loadFilterAndBias(CodegenContext &ctx, const MacTypes &types,
                         types.bias));
 }
 
+/// Adds to `pipe` a group of `numSlots` buffers of `bytes` per lane, each
+/// starting in an LMEM bank none of group `other`'s buffers starts in (a TIU
+/// instruction reading two sources that start in one bank is slower): a slot
+/// skips ahead when that still leaves `reserve` bytes per lane for the
+/// buffers allocated after the group.
+inline mlir::LogicalResult addGroupInOtherBanks(CodegenContext &ctx,
+                                                Pipeline &pipe, uint64_t bytes,
+                                                unsigned numSlots,
+                                                unsigned other,
+                                                uint64_t reserve) {
+  const uint64_t bank = ctx.target().bankBytes(), align = 64;
+  llvm::SmallVector<uint64_t, 4> taken;
+  for (const LBuf &b : pipe.groups[other].slots)
+    taken.push_back(b.addr / bank);
+  Pipeline::Group g;
+  for (unsigned i = 0; i < numSlots; ++i) {
+    uint64_t need = (numSlots - i) * (bytes + align) + reserve;
+    uint64_t gap = 0;
+    for (uint64_t c = 0; c <= 2 * bank && c + need <= ctx.lmemFree();
+         c += align)
+      if (!llvm::is_contained(taken, ctx.allocStart(bytes, c) / bank)) {
+        gap = c;
+        break;
+      }
+    if (gap)
+      (void)ctx.alloc(gap);
+    auto b = ctx.alloc(bytes);
+    if (!b)
+      return ctx.error() << "local memory exhausted (needs " << bytes
+                         << " more bytes per lane)";
+    g.slots.push_back(*b);
+  }
+  pipe.groups.push_back(g);
+  return mlir::success();
+}
+
 } // namespace backend
 } // namespace tpuc
 #endif

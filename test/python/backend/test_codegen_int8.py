@@ -117,6 +117,15 @@ def test_conv_input_channel_slices(chip, rng, tmp_path):
     assert o.stats.tiu_instructions >= 7  # several slices per output tile
 
 
+def test_conv_row_tile_of_pads_only(chip, rng, tmp_path):
+    # Output rows 0 and 5 read only pad rows (zero-filled row tiles on tpu_edge).
+    net = Net()
+    x, xs = quant_input(net, "x", (1, 256, 8, 8), rng, 0.03)
+    y, s, _ = qconv(net, x, xs, (1, 256, 8, 8), 512, (1, 1), rng, "c", stride=(2, 2),
+                    pads=(1, 1, 3, 3), relu=True)
+    check_exact(net, [dequant(net, y, s, "out")], chip, tmp_path)
+
+
 def qmatmul(net, x, xs, right, rs, shape, rng, name, out, bias=True, relu=False):
     n = shape[-1]
     b = (net.weight(f"{name}_b", rng.integers(-5000, 5000, n, dtype=np.int32), "i32")

@@ -75,6 +75,17 @@ def test_conv_larger_than_lmem(chip, rng, tmp_path):
     assert o.stats.tiu_instructions > 2
 
 
+@pytest.mark.parametrize("pads", [(0, 0, 1, 1), (0, 0, 5, 5), (1, 1, 3, 3)])
+def test_conv_row_tile_of_pads_only(chip, rng, tmp_path, pads):
+    """A 1x1 stride-2 conv whose first or last output rows read only pad rows:
+    on tpu_edge a row tile then holds no input row (zero-filled instead)."""
+    net = Net()
+    x = net.input("x", rng.standard_normal((1, 256, 8, 8)))
+    y, _ = conv(net, x, (1, 256, 8, 8), 512, (1, 1), stride=(2, 2), pads=pads, relu=True,
+                rng=rng, name="c")
+    check(net, [y], chip, tmp_path)
+
+
 def test_conv_runtime_filter(chip, rng, tmp_path):
     """Filters fed as inputs (OIHW in DDR, transposed by the load): strided,
     dilated, grouped and depthwise, with and without bias."""
