@@ -28,6 +28,9 @@
 
 namespace tpuc {
 namespace chip {
+
+void moveDirect(const MemView &m, const Instruction &inst);
+
 namespace {
 
 // --- Rows of one element type -------------------------------------------------
@@ -143,6 +146,51 @@ inline void storeRow(uint8_t *p, DType t, uint64_t len, const int64_t *in,
                      RoundMode = RoundMode::HalfToEven) {
   storeRowI(p, t, len, in);
 }
+
+// --- Where results go ---------------------------------------------------------
+
+/// A kernel's result: the dense NCHW buffer, or the destination operand
+/// itself (in place), whose (n, c) planes are then dense runs.
+struct Result {
+  const MemView *m;
+  const Operand *dst;
+  uint8_t *dense; // null: in place
+  uint64_t C, HW;
+  size_t es;
+
+  Result(const MemView &mv, const Operand &d, uint8_t *buf)
+      : m(&mv), dst(&d), dense(buf), C(d.shape[1]), HW(uint64_t(d.shape[2]) * d.shape[3]),
+        es(dtypeSize(d.dtype)) {}
+  uint8_t *plane(uint64_t n, uint64_t c) const {
+    return dense ? dense + (n * C + c) * HW * es : m->plane(*dst, n, c);
+  }
+  /// Bytes from channel c's plane to the next one's, and how many channels
+  /// from c follow each other at that pitch (the rest of c's lane row).
+  uint64_t pitchRun(uint64_t c, int64_t &pitch) const {
+    if (dense) {
+      pitch = int64_t(HW * es);
+      return C - c;
+    }
+    return m->channelRun(*dst, c, pitch);
+  }
+  /// Calls put(ptr, k, len) for the pieces of the dense elements
+  /// [idx, idx + len): ptr addresses element idx + k, len elements on.
+  template <typename F> void pieces(uint64_t idx, uint64_t len, F put) const {
+    if (dense)
+      return put(dense + idx * es, uint64_t(0), len);
+    for (uint64_t k = 0; k < len;) {
+      const uint64_t nc = (idx + k) / HW, off = (idx + k) % HW;
+      const uint64_t piece = std::min(len - k, HW - off);
+      put(m->plane(*dst, nc / C, nc % C) + off * es, k, piece);
+      k += piece;
+    }
+  }
+  /// Converts and stores len result values for dense elements from idx.
+  template <typename T>
+  void store(uint64_t idx, uint64_t len, const T *v, RoundMode rm = RoundMode::HalfToEven) const {
+    pieces(idx, len, [&](uint8_t *p, uint64_t k, uint64_t n) { storeRow(p, dst->dtype, n, v + k, rm); });
+  }
+};
 
 // --- Walking operands row by row ----------------------------------------------
 
@@ -456,7 +504,7 @@ void convDirect(const MemView &m, const Operand &a, const ConvShape &s, uint64_t
 /// Result element type of the kernels: float for float operands, int64 for
 /// integer ones; E is the GEMM operand type (float unless INT32 operands).
 template <typename T, typename E>
-Status conv(const Instruction &inst, const MemView &m, uint8_t *out) {
+Status conv(const Instruction &inst, const MemView &m, const Result &out) {
   using namespace conv_param;
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1], &c = inst.src[2];
   const int32_t *q = inst.iparam;
@@ -509,7 +557,7 @@ Status conv(const Instruction &inst, const MemView &m, uint8_t *out) {
         if (relu)
           for (uint64_t i = 0; i < P; ++i)
             r[i] = r[i] < T(0) ? T(0) : r[i];
-        storeRow(out + (n * s.OC + oc) * P * es, d.dtype, P, r);
+        storeRow(out.plane(n, oc), d.dtype, P, r);
       }
     }
   return Status::OK();
@@ -518,7 +566,7 @@ Status conv(const Instruction &inst, const MemView &m, uint8_t *out) {
 // --- MatMul -------------------------------------------------------------------
 
 template <typename T, typename E>
-Status matmul(const Instruction &inst, const MemView &m, uint8_t *out) {
+Status matmul(const Instruction &inst, const MemView &m, const Result &out) {
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1], &c = inst.src[2];
   const uint64_t B = d.shape[0], M = d.shape[1], K = a.shape[3], N = d.shape[3];
   const bool relu = inst.flags & kFlagRelu, bias = inst.flags & kFlagBias,
@@ -560,7 +608,7 @@ Status matmul(const Instruction &inst, const MemView &m, uint8_t *out) {
       if (relu)
         for (uint64_t j = 0; j < N; ++j)
           r[j] = r[j] < T(0) ? T(0) : r[j];
-      storeRow(out + (bb * M + i) * N * es, d.dtype, N, r);
+      storeRow(out.plane(bb, i), d.dtype, N, r);
     }
   }
   return Status::OK();
@@ -568,7 +616,7 @@ Status matmul(const Instruction &inst, const MemView &m, uint8_t *out) {
 
 /// Float operands run in float; integer ones exactly, in float slices
 /// unless an INT32 operand needs int64.
-Status dispatchConv(const Instruction &inst, const MemView &m, uint8_t *out) {
+Status dispatchConv(const Instruction &inst, const MemView &m, const Result &out) {
   const DType a = inst.src[0].dtype, b = inst.src[1].dtype;
   if (isFloat(a))
     return conv<float, float>(inst, m, out);
@@ -576,7 +624,7 @@ Status dispatchConv(const Instruction &inst, const MemView &m, uint8_t *out) {
     return conv<int64_t, int64_t>(inst, m, out);
   return conv<int64_t, float>(inst, m, out);
 }
-Status dispatchMatMul(const Instruction &inst, const MemView &m, uint8_t *out) {
+Status dispatchMatMul(const Instruction &inst, const MemView &m, const Result &out) {
   const DType a = inst.src[0].dtype, b = inst.src[1].dtype;
   if (isFloat(a))
     return matmul<float, float>(inst, m, out);
@@ -631,7 +679,7 @@ void binaryRow(BinaryOp op, int64_t *x, const int64_t *y, uint64_t n) {
 }
 
 template <typename T>
-Status binary(const Instruction &inst, const MemView &m, uint8_t *out, T scalar) {
+Status binary(const Instruction &inst, const MemView &m, const Result &out, T scalar) {
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
   const BinaryOp op = static_cast<BinaryOp>(inst.sub_op);
   const bool isScalar = inst.flags & kFlagScalar, first = inst.flags & kFlagScalarFirst;
@@ -642,7 +690,7 @@ Status binary(const Instruction &inst, const MemView &m, uint8_t *out, T scalar)
     if (relu)
       for (uint64_t i = 0; i < len; ++i)
         v[i] = v[i] < T(0) ? T(0) : v[i];
-    storeRow(out + idx * es, d.dtype, len, v);
+    out.store(idx, len, v);
   };
   if (isScalar) {
     const Operand *ops[1] = {&a};
@@ -730,7 +778,7 @@ template <size_t... I> constexpr auto actTable(std::index_sequence<I...>) {
 }
 constexpr auto kActRows = actTable(std::make_index_sequence<kNumActOps>());
 
-Status active(const Instruction &inst, const MemView &m, uint8_t *out) {
+Status active(const Instruction &inst, const MemView &m, const Result &out) {
   const Operand &d = inst.dst, &a = inst.src[0];
   const ActRow fn = kActRows[inst.sub_op];
   const size_t es = dtypeSize(d.dtype);
@@ -741,16 +789,28 @@ Status active(const Instruction &inst, const MemView &m, uint8_t *out) {
     x.resize(len);
     loadRow(p[0], s[0], a.dtype, len, x.data());
     fn(x.data(), len, inst.fparam[0], inst.fparam[1]);
-    storeRow(out + idx * es, d.dtype, len, x.data());
+    out.store(idx, len, x.data());
   });
   return Status::OK();
 }
 
 /// len elements of es bytes from src (step srcStep) to dst (step dstStep).
-void copyElems(uint8_t *dst, int64_t dstStep, const uint8_t *src, int64_t srcStep, uint64_t len,
-               int64_t es) {
+inline void copyElems(uint8_t *dst, int64_t dstStep, const uint8_t *src, int64_t srcStep,
+                      uint64_t len, int64_t es) {
   if (dstStep == es && srcStep == es) {
-    std::memcpy(dst, src, len * es);
+    uint64_t bytes = len * uint64_t(es);
+    if (bytes > 64) {
+      std::memcpy(dst, src, bytes);
+      return;
+    }
+    // Short runs (rows of small filters) in fixed-size pieces the compiler
+    // inlines, instead of a library call each.
+    for (; bytes >= 16; bytes -= 16, dst += 16, src += 16)
+      std::memcpy(dst, src, 16);
+    for (; bytes >= 4; bytes -= 4, dst += 4, src += 4)
+      std::memcpy(dst, src, 4);
+    for (; bytes; --bytes)
+      *dst++ = *src++;
     return;
   }
   switch (es) {
@@ -769,14 +829,18 @@ void copyElems(uint8_t *dst, int64_t dstStep, const uint8_t *src, int64_t srcSte
 }
 
 /// DmaMove (src may broadcast) and Cast: float sources round with `rm`.
-Status convert(const Instruction &inst, const MemView &m, uint8_t *out, RoundMode rm) {
+Status convert(const Instruction &inst, const MemView &m, const Result &out, RoundMode rm) {
   const Operand &d = inst.dst, &a = inst.src[0];
   const size_t es = dtypeSize(d.dtype);
   const Operand *ops[1] = {&a};
   if (a.dtype == d.dtype) { // bit-exact copy
+    if (!out.dense) {
+      moveDirect(m, inst);
+      return Status::OK();
+    }
     forRows(m, d.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
                                  const int64_t *s, uint64_t len, uint64_t idx) {
-      copyElems(out + idx * es, int64_t(es), p[0], s[0], len, int64_t(es));
+      copyElems(out.dense + idx * es, int64_t(es), p[0], s[0], len, int64_t(es));
     });
     return Status::OK();
   }
@@ -788,35 +852,37 @@ Status convert(const Instruction &inst, const MemView &m, uint8_t *out, RoundMod
     if (fl) {
       xf.resize(len);
       loadRow(p[0], s[0], a.dtype, len, xf.data());
-      storeRowF(out + idx * es, d.dtype, len, xf.data(), rm);
+      out.store(idx, len, xf.data(), rm);
     } else {
       xi.resize(len);
       loadRow(p[0], s[0], a.dtype, len, xi.data());
-      storeRowI(out + idx * es, d.dtype, len, xi.data());
+      out.store(idx, len, xi.data());
     }
   });
   return Status::OK();
 }
 
-Status fill(const Instruction &inst, uint8_t *out) {
+Status fill(const Instruction &inst, const Result &out) {
   const Operand &d = inst.dst;
   const size_t es = dtypeSize(d.dtype);
-  const uint64_t total = d.numElements();
-  if (total == 0)
-    return Status::OK();
+  uint8_t v[8];
   if (isFloat(d.dtype)) {
-    float v = inst.fparam[0];
-    storeRowF(out, d.dtype, 1, &v, RoundMode::HalfToEven);
+    float f = inst.fparam[0];
+    storeRowF(v, d.dtype, 1, &f, RoundMode::HalfToEven);
   } else {
-    int64_t v = inst.iparam[0];
-    storeRowI(out, d.dtype, 1, &v);
+    int64_t i = inst.iparam[0];
+    storeRowI(v, d.dtype, 1, &i);
   }
-  for (uint64_t i = 1; i < total; ++i)
-    std::memcpy(out + i * es, out, es);
+  for (uint64_t n = 0; n < d.shape[0]; ++n)
+    for (uint64_t c = 0; c < d.shape[1]; ++c) {
+      uint8_t *p = out.plane(n, c);
+      for (uint64_t i = 0; i < out.HW; ++i)
+        std::memcpy(p + i * es, v, es);
+    }
   return Status::OK();
 }
 
-Status lut(const Instruction &inst, const MemView &m, uint8_t *out) {
+Status lut(const Instruction &inst, const MemView &m, const Result &out) {
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
   const size_t es = dtypeSize(d.dtype);
   std::vector<uint8_t> table(b.numElements() * es);
@@ -832,26 +898,35 @@ Status lut(const Instruction &inst, const MemView &m, uint8_t *out) {
   const Operand *ops[1] = {&a};
   forRows(m, d.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
                                const int64_t *s, uint64_t len, uint64_t idx) {
-    for (uint64_t i = 0; i < len; ++i)
-      std::memcpy(out + (idx + i) * es, &table[size_t(p[0][int64_t(i) * s[0]]) * es], es);
+    out.pieces(idx, len, [&](uint8_t *q, uint64_t k, uint64_t n) {
+      for (uint64_t i = k; i < k + n; ++i)
+        std::memcpy(q + (i - k) * es, &table[size_t(p[0][int64_t(i) * s[0]]) * es], es);
+    });
   });
   return Status::OK();
 }
 
-Status requant(const Instruction &inst, const MemView &m, uint8_t *out) {
+/// Per-channel (multiplier, shift) pairs of a requant, its shifts checked.
+Status checkShifts(const Instruction &inst, const MemView &m, std::vector<int64_t> *pairs) {
+  const std::vector<int64_t> pc = loadDense<int64_t>(m, inst.src[1]);
+  for (uint64_t ch = 0; ch < inst.dst.shape[1]; ++ch)
+    if (pc[ch * 2 + 1] < -31 || pc[ch * 2 + 1] > 62)
+      return Status::error("src1: per-channel shift " + std::to_string(pc[ch * 2 + 1]) +
+                           " of channel " + std::to_string(ch) + " is outside [-31, 62]");
+  if (pairs)
+    *pairs = std::move(pc);
+  return Status::OK();
+}
+
+Status requant(const Instruction &inst, const MemView &m, const Result &out) {
   using namespace requant_param;
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
   const int32_t *q = inst.iparam;
   const RoundMode rm = static_cast<RoundMode>(q[Round]);
   const bool perChannel = inst.flags & kFlagPerChannel;
   std::vector<int64_t> pc;
-  if (perChannel) {
-    pc = loadDense<int64_t>(m, b);
-    for (uint64_t ch = 0; ch < d.shape[1]; ++ch)
-      if (pc[ch * 2 + 1] < -31 || pc[ch * 2 + 1] > 62)
-        return Status::error("src1: per-channel shift " + std::to_string(pc[ch * 2 + 1]) +
-                             " of channel " + std::to_string(ch) + " is outside [-31, 62]");
-  }
+  if (perChannel)
+    TPUC_RETURN_IF_ERROR(checkShifts(inst, m, &pc));
   const size_t es = dtypeSize(d.dtype);
   std::vector<int64_t> x;
   const Operand *ops[1] = {&a};
@@ -866,7 +941,7 @@ Status requant(const Instruction &inst, const MemView &m, uint8_t *out) {
     loadRow(p[0], s[0], a.dtype, len, x.data());
     for (uint64_t i = 0; i < len; ++i)
       x[i] = requantize(int32_t(x[i]), mult, sh, q[ZeroPoint], rm, d.dtype);
-    storeRowI(out + idx * es, d.dtype, len, x.data());
+    out.store(idx, len, x.data());
   });
   return Status::OK();
 }
@@ -889,7 +964,7 @@ inline Window window(int64_t o, int64_t k, int64_t s, int64_t p, int64_t pe, int
 }
 
 template <typename T>
-Status pool(const Instruction &inst, const MemView &m, uint8_t *out) {
+Status pool(const Instruction &inst, const MemView &m, const Result &out) {
   using namespace pool_param;
   const Operand &d = inst.dst, &a = inst.src[0];
   const int32_t *q = inst.iparam;
@@ -934,13 +1009,13 @@ Status pool(const Instruction &inst, const MemView &m, uint8_t *out) {
           o[oh * OW + ow] = s;
         }
       }
-      storeRow(out + (n * C + ch) * OH * OW * es, d.dtype, OH * OW, o.data());
+      storeRow(out.plane(n, ch), d.dtype, OH * OW, o.data());
     }
   return Status::OK();
 }
 
 template <typename T>
-Status reduce(const Instruction &inst, const MemView &m, uint8_t *out) {
+Status reduce(const Instruction &inst, const MemView &m, const Result &out) {
   const Operand &d = inst.dst, &a = inst.src[0];
   const ReduceMode mode = static_cast<ReduceMode>(inst.sub_op);
   const int axis = inst.iparam[0];
@@ -976,7 +1051,7 @@ Status reduce(const Instruction &inst, const MemView &m, uint8_t *out) {
           acc[i] = divRound(acc[i], int64_t(L), rm);
       }
   }
-  storeRow(out, d.dtype, r.size(), r.data());
+  out.store(0, r.size(), r.data());
   return Status::OK();
 }
 
@@ -1027,16 +1102,16 @@ Status gather(const Instruction &inst, const MemView &m, uint8_t *out) {
 
 } // namespace
 
-Status executeInstruction(const Instruction &inst, const MemView &m, std::vector<uint8_t> &buf) {
+namespace {
+
+Status dispatch(const Instruction &inst, const MemView &m, const Result &out) {
   const Operand &d = inst.dst;
-  buf.resize(d.numElements() * dtypeSize(d.dtype));
-  uint8_t *out = buf.data();
   const bool fl = isFloat(inst.src[0].valid() ? inst.src[0].dtype : d.dtype);
   switch (inst.op) {
   case Opcode::DmaMove:
     return convert(inst, m, out, static_cast<RoundMode>(inst.iparam[0]));
   case Opcode::DmaGather:
-    return gather(inst, m, out);
+    return gather(inst, m, out.dense);
   case Opcode::DmaFill:
     return fill(inst, out);
   case Opcode::Conv:
@@ -1063,69 +1138,126 @@ Status executeInstruction(const Instruction &inst, const MemView &m, std::vector
   return Status::error("unknown opcode");
 }
 
-bool movesDirectly(const Instruction &inst) {
-  const Operand &d = inst.dst, &a = inst.src[0];
-  return inst.op == Opcode::DmaMove && a.space == Space::DDR && d.space == Space::LMEM &&
-         a.dtype == d.dtype;
+} // namespace
+
+Status executeInstruction(const Instruction &inst, const MemView &m, std::vector<uint8_t> &buf) {
+  buf.resize(inst.dst.numElements() * dtypeSize(inst.dst.dtype));
+  return dispatch(inst, m, Result(m, inst.dst, buf.data()));
 }
+
+bool runsInPlace(const Instruction &inst) {
+  const Operand &d = inst.dst;
+  if (inst.op == Opcode::DmaGather)
+    return false;
+  if (inst.op == Opcode::DmaMove && inst.src[0].dtype == d.dtype)
+    return true;
+  return (d.shape[3] == 1 || d.stride[3] == 1) &&
+         (d.shape[2] == 1 || d.stride[2] == int32_t(d.shape[3]));
+}
+
+Status checkData(const Instruction &inst, const MemView &m) {
+  if (inst.op == Opcode::Requant && (inst.flags & kFlagPerChannel))
+    return checkShifts(inst, m, nullptr);
+  return Status::OK();
+}
+
+Status executeInPlace(const Instruction &inst, const MemView &m) {
+  return dispatch(inst, m, Result(m, inst.dst, nullptr));
+}
+
+namespace {
+
+/// dPlane[c][n] = word n of source plane c (n words sStep bytes apart), in
+/// 16 x 16 tiles: a [N][C] matrix (1x1 filters) is transposed from rows in
+/// DDR to a contiguous run of N per channel.
+void transposeWords(uint64_t N, uint64_t C, uint8_t *const *dPlane, const uint8_t *const *sPlane,
+                    int64_t sStep) {
+  constexpr uint64_t T = 16;
+  uint32_t tile[T][T];
+  for (uint64_t n0 = 0; n0 < N; n0 += T) {
+    const uint64_t nn = std::min(T, N - n0);
+    for (uint64_t c0 = 0; c0 < C; c0 += T) {
+      const uint64_t cc = std::min(T, C - c0);
+      for (uint64_t j = 0; j < cc; ++j) {
+        const uint8_t *src = sPlane[c0 + j] + int64_t(n0) * sStep;
+        for (uint64_t i = 0; i < nn; ++i)
+          tile[j][i] = rd<uint32_t>(src + int64_t(i) * sStep);
+      }
+      for (uint64_t j = 0; j < cc; ++j)
+        std::memcpy(dPlane[c0 + j] + n0 * 4, tile[j], nn * 4);
+    }
+  }
+}
+
+/// Copies the [N][C][H][W] elements of es bytes between two strided
+/// layouts. Channel c starts at dPlane[c] / sPlane[c]; d[k] / s[k] are the
+/// byte strides of n, h and w (index 1 unused). Small planes (filters,
+/// biases) are copied in blocks of images with the channels inside, so the
+/// rows of a source with the channel in the middle ([IC, OC, KH, KW]) stay
+/// in cache while each channel's destination block is written in order.
+void copyPlanes(const uint32_t *shape, int64_t es, uint8_t *const *dPlane, const int64_t *d,
+                const uint8_t *const *sPlane, const int64_t *s) {
+  const uint64_t N = shape[0], C = shape[1], H = shape[2], W = shape[3];
+  const bool flat = H == 1 || (s[2] == int64_t(W) * s[3] && d[2] == int64_t(W) * d[3]);
+  const uint64_t rows = flat ? 1 : H, len = flat ? H * W : W;
+  if (H * W == 1 && es == 4 && d[0] == 4)
+    return transposeWords(N, C, dPlane, sPlane, s[0]);
+  const uint64_t block = H * W * uint64_t(es) <= 512 ? 64 : 1;
+  for (uint64_t n0 = 0; n0 < N; n0 += block) {
+    const uint64_t n1 = std::min(N, n0 + block);
+    for (uint64_t c = 0; c < C; ++c) {
+      uint8_t *dp = dPlane[c];
+      const uint8_t *sp = sPlane[c];
+      if (H * W == 1) { // one element per plane: along n
+        copyElems(dp + int64_t(n0) * d[0], d[0], sp + int64_t(n0) * s[0], s[0], n1 - n0, es);
+        continue;
+      }
+      for (uint64_t n = n0; n < n1; ++n)
+        for (uint64_t h = 0; h < rows; ++h)
+          copyElems(dp + int64_t(n) * d[0] + int64_t(h) * d[2], d[3],
+                    sp + int64_t(n) * s[0] + int64_t(h) * s[2], s[3], len, es);
+    }
+  }
+}
+
+/// Byte strides of n, h, w of o (0 where the dimension is 1: broadcast).
+void byteStrides(const Operand &o, int64_t st[4]) {
+  const int64_t es = int64_t(dtypeSize(o.dtype));
+  for (int k = 0; k < 4; ++k)
+    st[k] = o.shape[k] == 1 ? 0 : o.stride[k] * es;
+}
+
+/// Base pointers of the planes (0, c) of o for the C channels of a result.
+uint8_t *const *planePointers(const MemView &m, const Operand &o, uint64_t C, int slot) {
+  thread_local std::vector<uint8_t *> bufs[2];
+  std::vector<uint8_t *> &v = bufs[slot];
+  v.resize(C);
+  for (uint64_t c = 0; c < C; ++c)
+    v[c] = m.plane(o, 0, o.shape[1] == 1 ? 0 : c);
+  return v.data();
+}
+
+} // namespace
 
 void moveDirect(const MemView &m, const Instruction &inst) {
   const Operand &d = inst.dst, &a = inst.src[0];
-  const int64_t es = int64_t(dtypeSize(d.dtype));
-  const uint64_t N = d.shape[0], C = d.shape[1], H = d.shape[2], W = d.shape[3];
-  auto strides = [&](const Operand &o, int64_t st[4]) {
-    for (int k = 0; k < 4; ++k)
-      st[k] = o.shape[k] == 1 ? 0 : o.stride[k] * es;
-  };
   int64_t sa[4], sd[4];
-  strides(a, sa);
-  strides(d, sd);
-  const bool flat = H == 1 || (sa[2] == int64_t(W) * sa[3] && sd[2] == int64_t(W) * sd[3]);
-  const uint64_t rows = flat ? 1 : H, len = flat ? H * W : W;
-  for (uint64_t c = 0; c < C; ++c) {
-    uint8_t *dst = m.plane(d, 0, c);
-    const uint8_t *src = m.plane(a, 0, a.shape[1] == 1 ? 0 : c);
-    if (H * W == 1) { // one element per plane (biases, 1x1 filters): along n
-      copyElems(dst, sd[0], src, sa[0], N, es);
-      continue;
-    }
-    for (uint64_t n = 0; n < N; ++n)
-      for (uint64_t h = 0; h < rows; ++h)
-        copyElems(dst + int64_t(n) * sd[0] + int64_t(h) * sd[2], sd[3],
-                  src + int64_t(n) * sa[0] + int64_t(h) * sa[2], sa[3], len, es);
-  }
+  byteStrides(a, sa);
+  byteStrides(d, sd);
+  copyPlanes(d.shape, int64_t(dtypeSize(d.dtype)), planePointers(m, d, d.shape[1], 0), sd,
+             planePointers(m, a, d.shape[1], 1), sa);
 }
 
 void storeDense(const MemView &m, const Operand &dst, const uint8_t *data) {
   const int64_t es = int64_t(dtypeSize(dst.dtype));
-  const uint64_t N = dst.shape[0], C = dst.shape[1], H = dst.shape[2], W = dst.shape[3];
-  const uint64_t HW = H * W;
-  const int64_t sh = dst.stride[2] * es, sw = dst.stride[3] * es, sn = dst.stride[0] * es;
-  const bool flat = H == 1 || sh == int64_t(W) * sw;
-  const uint64_t rows = flat ? 1 : H, len = flat ? HW : W;
-  std::vector<uint8_t *> planes(C);
+  const uint64_t C = dst.shape[1], HW = uint64_t(dst.shape[2]) * dst.shape[3];
+  int64_t sd[4], ss[4] = {int64_t(C * HW) * es, 0, int64_t(dst.shape[3]) * es, es};
+  byteStrides(dst, sd);
+  thread_local std::vector<const uint8_t *> src;
+  src.resize(C);
   for (uint64_t c = 0; c < C; ++c)
-    planes[c] = m.plane(dst, 0, c);
-  // Blocks of images, channels inside: filters ([IC, OC, KH, KW], the
-  // channel in the middle) are read from a few rows at a time while each
-  // channel's destination block is written contiguously.
-  constexpr uint64_t kImages = 16;
-  for (uint64_t n0 = 0; n0 < N; n0 += kImages) {
-    const uint64_t n1 = std::min(N, n0 + kImages);
-    for (uint64_t c = 0; c < C; ++c) {
-      if (HW == 1) {
-        copyElems(planes[c] + int64_t(n0) * sn, sn, data + (n0 * C + c) * es, int64_t(C) * es,
-                  n1 - n0, es);
-        continue;
-      }
-      for (uint64_t n = n0; n < n1; ++n) {
-        const uint8_t *in = data + (n * C + c) * HW * es;
-        uint8_t *base = planes[c] + int64_t(n) * sn;
-        for (uint64_t h = 0; h < rows; ++h)
-          copyElems(base + int64_t(h) * sh, sw, in + h * len * es, es, len, es);
-      }
-    }
-  }
+    src[c] = data + c * HW * es;
+  copyPlanes(dst.shape, es, planePointers(m, dst, C, 0), sd, src.data(), ss);
 }
 
 } // namespace chip
