@@ -341,6 +341,25 @@ Status CModel::commit(Pending &p) {
 
 namespace {
 
+/// Elementwise kernels read each row of their sources before they write
+/// the same row of the result, so a source may be the destination itself.
+bool elementwise(const Instruction &inst) {
+  return inst.op == Opcode::Binary || inst.op == Opcode::Active ||
+         (inst.op == Opcode::Cast && inst.src[0].dtype != inst.dst.dtype &&
+          dtypeSize(inst.src[0].dtype) == dtypeSize(inst.dst.dtype));
+}
+
+/// Whether two operands address the same elements in the same order.
+bool sameElements(const Operand &a, const Operand &b) {
+  if (a.space != b.space || a.addr != b.addr || a.start_lane != b.start_lane ||
+      dtypeSize(a.dtype) != dtypeSize(b.dtype))
+    return false;
+  for (int k = 0; k < 4; ++k)
+    if (a.shape[k] != b.shape[k] || (a.shape[k] > 1 && a.stride[k] != b.stride[k]))
+      return false;
+  return true;
+}
+
 /// Whether `inst` reads bytes in `w`.
 bool readsFrom(const Instruction &inst, const ByteRange &w, uint32_t lanes) {
   for (const Operand &s : inst.src)
@@ -356,8 +375,10 @@ bool CModel::mayRunInPlace(const Instruction &inst, uint64_t end,
   if (!fault_.empty() || !runsInPlace(inst))
     return false;
   const uint32_t lanes = target_.lanes;
-  if (readsFrom(inst, byteRange(inst.dst, lanes), lanes))
-    return false;
+  const ByteRange dst = byteRange(inst.dst, lanes);
+  for (const Operand &s : inst.src)
+    if (overlaps(dst, byteRange(s, lanes)) && !(elementwise(inst) && sameElements(s, inst.dst)))
+      return false;
   // Results committed before this one's end must not change what it reads.
   for (const Pending &q : pending)
     if (q.end <= end && readsFrom(inst, byteRange(q.inst->dst, lanes), lanes))

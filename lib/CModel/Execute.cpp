@@ -26,6 +26,16 @@
 #include <thread>
 #include <utility>
 
+// Hot loops are compiled for several x86-64 levels and picked when the
+// library loads, so they use the CPU's vector width while the build stays
+// portable. Floating-point contraction stays off (ISO C++ mode), so every
+// version computes the same bits.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define TPUC_KERNEL __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TPUC_KERNEL
+#endif
+
 namespace tpuc {
 namespace chip {
 
@@ -56,7 +66,7 @@ inline void loadT(const uint8_t *p, int64_t step, uint64_t len, Out *out, Cvt cv
 
 /// Loads a row as float (Out = float) or as integer (Out = int64_t).
 template <typename Out>
-void loadRow(const uint8_t *p, int64_t step, DType t, uint64_t len, Out *out) {
+TPUC_KERNEL void loadRow(const uint8_t *p, int64_t step, DType t, uint64_t len, Out *out) {
   switch (t) {
   case DType::F32:
     return loadT<float>(p, step, len, out, [](float v) { return static_cast<Out>(v); });
@@ -76,7 +86,7 @@ void loadRow(const uint8_t *p, int64_t step, DType t, uint64_t len, Out *out) {
 }
 
 /// Stores float results densely; float -> int rounds with `mode` and saturates.
-void storeRowF(uint8_t *p, DType t, uint64_t len, const float *in, RoundMode mode) {
+TPUC_KERNEL void storeRowF(uint8_t *p, DType t, uint64_t len, const float *in, RoundMode mode) {
   switch (t) {
   case DType::F32:
     std::memcpy(p, in, len * 4);
@@ -107,7 +117,7 @@ void storeRowF(uint8_t *p, DType t, uint64_t len, const float *in, RoundMode mod
 }
 
 /// Stores integer results densely, saturating to integer types.
-void storeRowI(uint8_t *p, DType t, uint64_t len, const int64_t *in) {
+TPUC_KERNEL void storeRowI(uint8_t *p, DType t, uint64_t len, const int64_t *in) {
   switch (t) {
   case DType::INT8:
     for (uint64_t i = 0; i < len; ++i)
@@ -347,15 +357,26 @@ void setGemmThreads(uint64_t macs) {
   }
 }
 
-/// C[M][N] = A[M][K] * B[K][N], all dense row-major.
-void gemm(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *B, float *C) {
-  if (K == 0 || M == 0 || N == 0) {
-    std::fill(C, C + M * N, 0.f);
+/// C[M][N] = A[M][K] * B[K][N] + beta * C, row-major with leading
+/// dimensions lda, ldb, ldc.
+void gemm(uint64_t M, uint64_t N, uint64_t K, const float *A, uint64_t lda, const float *B,
+          uint64_t ldb, float *C, uint64_t ldc, float beta) {
+  if (M == 0 || N == 0)
+    return;
+  if (K == 0) {
+    for (uint64_t i = 0; i < M; ++i)
+      for (uint64_t j = 0; j < N; ++j)
+        C[i * ldc + j] = beta == 0.f ? 0.f : C[i * ldc + j];
     return;
   }
   setGemmThreads(M * N * K);
   scipy_cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(M), blasint(N), blasint(K), 1.f,
-              A, blasint(K), B, blasint(N), 0.f, C, blasint(N));
+                    A, blasint(lda), B, blasint(ldb), beta, C, blasint(ldc));
+}
+
+/// C[M][N] = A[M][K] * B[K][N], all dense row-major.
+void gemm(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *B, float *C) {
+  gemm(M, N, K, A, K, B, N, C, N, 0.f);
 }
 
 /// Largest magnitude of an integer dtype.
@@ -373,7 +394,7 @@ int64_t maxAbs(DType t) {
 /// Exact integer GEMM of integers held in floats whose products are at most
 /// `maxProd` in magnitude: slices of K with |partial sum| <= 2^24 are exact
 /// in float, and int64 adds the slices.
-void gemmExact(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *B,
+TPUC_KERNEL void gemmExact(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *B,
                int64_t *C, int64_t maxProd) {
   const uint64_t slice = std::max<uint64_t>(1, (uint64_t(1) << 24) / uint64_t(maxProd));
   std::fill(C, C + M * N, int64_t(0));
@@ -430,7 +451,7 @@ inline void validColumns(const ConvShape &s, uint64_t kw, int64_t &off, int64_t 
 
 /// Column matrix [ICG*KH*KW][OH*OW] of group g of image n, padding as 0.
 template <typename E>
-void im2col(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
+TPUC_KERNEL void im2col(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
             E *col) {
   const uint64_t P = s.OH * s.OW;
   if (s.KH == 1 && s.KW == 1 && s.sh == 1 && s.sw == 1 && s.pt == 0 && s.pl == 0 &&
@@ -501,6 +522,110 @@ void convDirect(const MemView &m, const Operand &a, const ConvShape &s, uint64_t
   }
 }
 
+/// Whether an F32 operand's channels can be GEMM rows where they live:
+/// each channel's [N][H][W] block dense and the elements aligned.
+bool floatRows(const Operand &o) {
+  return o.dtype == DType::F32 && o.addr % 4 == 0 && (o.shape[3] == 1 || o.stride[3] == 1) &&
+         (o.shape[2] == 1 || o.stride[2] == int32_t(o.shape[3])) &&
+         (o.shape[0] == 1 || o.stride[0] == int32_t(o.shape[2] * o.shape[3]));
+}
+
+/// Bias, accumulation and relu of rows result planes (P values, `pitch`
+/// floats apart) of output channels from oc.
+TPUC_KERNEL void finishRows(const Instruction &inst, const MemView &m, uint64_t n, uint64_t oc, uint64_t rows,
+                uint64_t P, float *C, uint64_t pitch) {
+  const bool relu = inst.flags & kFlagRelu, bias = inst.flags & kFlagBias;
+  for (uint64_t r = 0; r < rows; ++r) {
+    float *x = C + r * pitch;
+    if (bias) {
+      const float bv = loadScalar<float>(m, inst.src[2], 0, oc + r);
+      for (uint64_t i = 0; i < P; ++i)
+        x[i] += bv;
+    }
+    if (relu)
+      for (uint64_t i = 0; i < P; ++i)
+        x[i] = x[i] < 0.f ? 0.f : x[i];
+  }
+}
+
+/// F32 convolution as GEMMs that read the filter where it lives (the output
+/// channels of a row of lanes are rows one lane apart) and write the result
+/// planes where they go; accumulation is GEMM's beta.
+void convFloat(const Instruction &inst, const MemView &m, const Result &out, const ConvShape &s) {
+  const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
+  const bool acc = inst.flags & kFlagAccumulate;
+  const uint64_t K = s.ICG * s.KH * s.KW, P = s.OH * s.OW;
+  float *col = scratch<float>(kCol, K * P);
+  for (uint64_t n = 0; n < s.N; ++n)
+    for (uint64_t g = 0; g < s.G; ++g) {
+      im2col(m, a, s, n, g, col);
+      for (uint64_t oc = g * s.OCG, end = oc + s.OCG; oc < end;) {
+        int64_t pa, pc;
+        const uint64_t rows = std::min({m.channelRun(b, oc, pa), out.pitchRun(oc, pc), end - oc});
+        const float *A = reinterpret_cast<const float *>(m.plane(b, 0, oc));
+        float *C = reinterpret_cast<float *>(out.plane(n, oc));
+        if (acc && out.dense)
+          for (uint64_t r = 0; r < rows; ++r)
+            loadPlane(m, d, n, oc + r, C + r * uint64_t(pc / 4));
+        gemm(rows, P, K, A, uint64_t(pa / 4), col, P, C, uint64_t(pc / 4), acc ? 1.f : 0.f);
+        finishRows(inst, m, n, oc, rows, P, C, uint64_t(pc / 4));
+        oc += rows;
+      }
+    }
+}
+
+/// One output plane of an F32 depthwise convolution: the input plane x
+/// (rows xPitch floats apart) read in place, f the KH x KW filter, o the
+/// dense OH x OW result. Row by row, each output summing its window in
+/// (kh, kw) order; SW is the column stride when the compiler should know it.
+template <int SW>
+TPUC_KERNEL void depthwisePlane(const ConvShape &s, const float *x, int64_t xPitch, const float *f, float *o) {
+  const int64_t sw = SW ? SW : s.sw;
+  int64_t off[16], lo[16], hi[16];
+  for (uint64_t kw = 0; kw < s.KW; ++kw)
+    validColumns(s, kw, off[kw], lo[kw], hi[kw]);
+  for (uint64_t oh = 0; oh < s.OH; ++oh) {
+    float *r = o + oh * s.OW;
+    std::fill(r, r + s.OW, 0.f);
+    for (uint64_t kh = 0; kh < s.KH; ++kh) {
+      const int64_t ih = int64_t(oh) * s.sh + int64_t(kh) * s.dh - s.pt;
+      if (ih < 0 || ih >= int64_t(s.H))
+        continue;
+      for (uint64_t kw = 0; kw < s.KW; ++kw) {
+        const float w = f[kh * s.KW + kw];
+        const float *xr = x + ih * xPitch + off[kw];
+        for (int64_t ow = lo[kw]; ow < hi[kw]; ++ow)
+          r[ow] += w * xr[ow * sw];
+      }
+    }
+  }
+}
+
+/// F32 depthwise convolution reading its input and writing its result in
+/// place.
+void depthwiseFloat(const Instruction &inst, const MemView &m, const Result &out, const ConvShape &s) {
+  const Operand &a = inst.src[0], &b = inst.src[1];
+  const uint64_t KK = s.KH * s.KW, P = s.OH * s.OW;
+  float *f = scratch<float>(kFilter, s.OC * KK);
+  for (uint64_t oc = 0; oc < s.OC; ++oc)
+    loadChannel(m, b, oc, f + oc * KK);
+  for (uint64_t n = 0; n < s.N; ++n)
+    for (uint64_t g = 0; g < s.G; ++g) {
+      const float *x = reinterpret_cast<const float *>(m.plane(a, n, g));
+      for (uint64_t ocg = 0; ocg < s.OCG; ++ocg) {
+        const uint64_t oc = g * s.OCG + ocg;
+        float *o = reinterpret_cast<float *>(out.plane(n, oc));
+        if (s.sw == 1)
+          depthwisePlane<1>(s, x, a.stride[2], f + oc * KK, o);
+        else if (s.sw == 2)
+          depthwisePlane<2>(s, x, a.stride[2], f + oc * KK, o);
+        else
+          depthwisePlane<0>(s, x, a.stride[2], f + oc * KK, o);
+        finishRows(inst, m, n, oc, 1, P, o, P);
+      }
+    }
+}
+
 /// Result element type of the kernels: float for float operands, int64 for
 /// integer ones; E is the GEMM operand type (float unless INT32 operands).
 template <typename T, typename E>
@@ -520,6 +645,17 @@ Status conv(const Instruction &inst, const MemView &m, const Result &out) {
   int64_t maxProd = 0;
   const bool exact = std::is_same<T, int64_t>::value && std::is_same<E, float>::value &&
                      exactInFloat(a.dtype, b.dtype, maxProd);
+  if (std::is_same<T, float>::value && s.ICG > 1 && a.dtype == DType::F32 &&
+      d.dtype == DType::F32 && floatRows(b) && d.addr % 4 == 0) {
+    convFloat(inst, m, out, s);
+    return Status::OK();
+  }
+  if (std::is_same<T, float>::value && s.ICG == 1 && a.dtype == DType::F32 &&
+      d.dtype == DType::F32 && a.addr % 4 == 0 && d.addr % 4 == 0 && s.KW <= 16 &&
+      (a.stride[3] == 1 || s.W == 1) && !(inst.flags & kFlagAccumulate)) {
+    depthwiseFloat(inst, m, out, s);
+    return Status::OK();
+  }
 
   // Filter of each group as A[OCG][K], k = (icg, kh, kw).
   E *A = scratch<E>(kFilter, s.OC * K);
@@ -640,7 +776,7 @@ template <typename T, typename F> inline void map2(T *x, const T *y, uint64_t n,
     x[i] = f(x[i], y[i]);
 }
 
-void binaryRow(BinaryOp op, float *x, const float *y, uint64_t n) {
+TPUC_KERNEL void binaryRow(BinaryOp op, float *x, const float *y, uint64_t n) {
   switch (op) {
   case BinaryOp::Add:
     return map2(x, y, n, [](float a, float b) { return a + b; });
@@ -650,18 +786,21 @@ void binaryRow(BinaryOp op, float *x, const float *y, uint64_t n) {
     return map2(x, y, n, [](float a, float b) { return a * b; });
   case BinaryOp::Div:
     return map2(x, y, n, [](float a, float b) { return a / b; });
+  // NaN if either is: written as selects, which vectorise.
   case BinaryOp::Max:
     return map2(x, y, n, [](float a, float b) {
-      return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : std::max(a, b);
+      const float r = a < b ? b : a;
+      return a != a || b != b ? std::numeric_limits<float>::quiet_NaN() : r;
     });
   case BinaryOp::Min:
     return map2(x, y, n, [](float a, float b) {
-      return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : std::min(a, b);
+      const float r = b < a ? b : a;
+      return a != a || b != b ? std::numeric_limits<float>::quiet_NaN() : r;
     });
   }
 }
 
-void binaryRow(BinaryOp op, int64_t *x, const int64_t *y, uint64_t n) {
+TPUC_KERNEL void binaryRow(BinaryOp op, int64_t *x, const int64_t *y, uint64_t n) {
   switch (op) {
   case BinaryOp::Add:
     return map2(x, y, n, [](int64_t a, int64_t b) { return a + b; });
@@ -769,7 +908,7 @@ template <ActOp OP> inline float act(float x, float alpha, float beta) {
 }
 
 using ActRow = void (*)(float *, uint64_t, float, float);
-template <ActOp OP> void actRow(float *x, uint64_t n, float alpha, float beta) {
+template <ActOp OP> TPUC_KERNEL void actRow(float *x, uint64_t n, float alpha, float beta) {
   for (uint64_t i = 0; i < n; ++i)
     x[i] = act<OP>(x[i], alpha, beta);
 }
@@ -964,7 +1103,7 @@ inline Window window(int64_t o, int64_t k, int64_t s, int64_t p, int64_t pe, int
 }
 
 template <typename T>
-Status pool(const Instruction &inst, const MemView &m, const Result &out) {
+TPUC_KERNEL Status pool(const Instruction &inst, const MemView &m, const Result &out) {
   using namespace pool_param;
   const Operand &d = inst.dst, &a = inst.src[0];
   const int32_t *q = inst.iparam;
@@ -1015,7 +1154,7 @@ Status pool(const Instruction &inst, const MemView &m, const Result &out) {
 }
 
 template <typename T>
-Status reduce(const Instruction &inst, const MemView &m, const Result &out) {
+TPUC_KERNEL Status reduce(const Instruction &inst, const MemView &m, const Result &out) {
   const Operand &d = inst.dst, &a = inst.src[0];
   const ReduceMode mode = static_cast<ReduceMode>(inst.sub_op);
   const int axis = inst.iparam[0];
@@ -1202,6 +1341,31 @@ void copyPlanes(const uint32_t *shape, int64_t es, uint8_t *const *dPlane, const
   const uint64_t rows = flat ? 1 : H, len = flat ? H * W : W;
   if (H * W == 1 && es == 4 && d[0] == 4)
     return transposeWords(N, C, dPlane, sPlane, s[0]);
+  const uint64_t run = len * uint64_t(es);
+  if (rows == 1 && d[3] == es && s[3] == es && H * W > 1 && run <= 512) {
+    // Planes of a few contiguous bytes (3x3 filters): copies of a size
+    // the compiler knows where it is a common one.
+    auto runs = [&](auto bytes, uint64_t n0, uint64_t n1) {
+      for (uint64_t c = 0; c < C; ++c) {
+        uint8_t *dp = dPlane[c] + int64_t(n0) * d[0];
+        const uint8_t *sp = sPlane[c] + int64_t(n0) * s[0];
+        for (uint64_t n = n0; n < n1; ++n, dp += d[0], sp += s[0])
+          std::memcpy(dp, sp, decltype(bytes)::value);
+      }
+    };
+    for (uint64_t n0 = 0; n0 < N; n0 += 64) {
+      const uint64_t n1 = std::min(N, n0 + 64);
+      if (run == 36)
+        runs(std::integral_constant<size_t, 36>(), n0, n1);
+      else if (run == 9)
+        runs(std::integral_constant<size_t, 9>(), n0, n1);
+      else
+        for (uint64_t c = 0; c < C; ++c)
+          for (uint64_t n = n0; n < n1; ++n)
+            copyElems(dPlane[c] + int64_t(n) * d[0], es, sPlane[c] + int64_t(n) * s[0], es, len, es);
+    }
+    return;
+  }
   const uint64_t block = H * W * uint64_t(es) <= 512 ? 64 : 1;
   for (uint64_t n0 = 0; n0 < N; n0 += block) {
     const uint64_t n1 = std::min(N, n0 + block);
