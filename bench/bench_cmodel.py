@@ -115,7 +115,7 @@ def model_rows(chip: str, names, repeat: int, work_dir) -> list[float]:
             feeds = {s.name: m.inputs[s.name] for s in model.inputs}
             walls = {}
             for threads in (1, cores):
-                os.environ["TPUC_CMODEL_THREADS"] = str(threads)  # default: 1
+                os.environ["TPUC_CMODEL_THREADS"] = str(threads)  # default: every core
                 walls[threads], _ = best_of(lambda: model.run(feeds), repeat)
             os.environ.pop("TPUC_CMODEL_THREADS")
             s = model.last_stats

@@ -16,6 +16,10 @@
 
 #include <cblas.h>
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -336,20 +340,29 @@ enum ScratchSlot { kFilter, kCol, kPlane, kResult, kOld, kPart, kOut };
 
 // --- GEMM ---------------------------------------------------------------------
 
-/// Threads of one GEMM: TPUC_CMODEL_THREADS (0: every core), one by
-/// default, and one for GEMMs too small to gain from waking threads.
-/// OpenBLAS's idle threads spin, which on a machine shared with other work
-/// (two cores, tests in parallel) made runs several times slower, hence
-/// the default. OpenBLAS splits a GEMM's M and N among its threads, never K,
-/// so each result is summed in the same order whatever the count.
+/// Cores this process may run on.
+int availableCores() {
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    return std::max(1, CPU_COUNT(&set));
+#endif
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// Threads of one GEMM: TPUC_CMODEL_THREADS, every core by default (or for
+/// 0), and one for GEMMs too small to gain from waking threads. OpenBLAS
+/// splits a GEMM's M and N among its threads, never K, so each result is
+/// summed in the same order whatever the count.
 void setGemmThreads(uint64_t macs) {
   static int current = -1;
+  static const int cores = availableCores();
   int want = 1;
-  const char *s = std::getenv("TPUC_CMODEL_THREADS");
-  if (s && macs >= (uint64_t(1) << 22)) {
-    want = std::atoi(s);
+  if (macs >= (uint64_t(1) << 22)) {
+    const char *s = std::getenv("TPUC_CMODEL_THREADS");
+    want = s && *s ? std::atoi(s) : 0;
     if (want <= 0)
-      want = int(std::max(1u, std::thread::hardware_concurrency()));
+      want = cores;
   }
   if (want != current) {
     scipy_openblas_set_num_threads(want);
