@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -350,10 +351,38 @@ int availableCores() {
   return int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-/// Threads of one GEMM: TPUC_CMODEL_THREADS, every core by default (or for
-/// 0), and one for GEMMs too small to gain from waking threads. OpenBLAS
-/// splits a GEMM's M and N among its threads, never K, so each result is
-/// summed in the same order whatever the count.
+/// Cores not busy with other work: all of them less the one-minute load
+/// average of everything else (taken as the load less this thread's one),
+/// looked up at most once a second. A GEMM split over threads waits for
+/// the slowest, and OpenBLAS's threads spin while they wait, so threads
+/// competing with other processes for a core make it several times slower
+/// than one thread.
+int freeCores(int cores) {
+#ifdef __linux__
+  using Clock = std::chrono::steady_clock;
+  thread_local Clock::time_point checked;
+  thread_local int free = cores;
+  const Clock::time_point now = Clock::now();
+  if (checked.time_since_epoch().count() == 0 || now - checked > std::chrono::seconds(1)) {
+    checked = now;
+    double load = 0;
+    if (FILE *f = std::fopen("/proc/loadavg", "r")) {
+      if (std::fscanf(f, "%lf", &load) != 1)
+        load = 0;
+      std::fclose(f);
+    }
+    free = std::max(1, std::min(cores, cores - int(std::lround(load - 1.0))));
+  }
+  return free;
+#else
+  return cores;
+#endif
+}
+
+/// Threads of one GEMM: TPUC_CMODEL_THREADS, by default (or 0) every core
+/// that other work leaves free, and one for GEMMs too small to gain from
+/// waking threads. OpenBLAS splits a GEMM's M and N among its threads,
+/// never K, so each result is summed in the same order whatever the count.
 void setGemmThreads(uint64_t macs) {
   static int current = -1;
   static const int cores = availableCores();
@@ -362,7 +391,7 @@ void setGemmThreads(uint64_t macs) {
     const char *s = std::getenv("TPUC_CMODEL_THREADS");
     want = s && *s ? std::atoi(s) : 0;
     if (want <= 0)
-      want = cores;
+      want = freeCores(cores);
   }
   if (want != current) {
     scipy_openblas_set_num_threads(want);
