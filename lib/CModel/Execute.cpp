@@ -533,7 +533,7 @@ TPUC_KERNEL void im2col(const MemView &m, const Operand &a, const ConvShape &s, 
 /// Convolutions with one input channel per group (depthwise): each output
 /// sums its window in (kh, kw) order, as a sliding multiply-add over rows.
 template <typename E, typename T>
-void convDirect(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
+TPUC_KERNEL void convDirect(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
                 const E *filter, T *res) {
   const uint64_t P = s.OH * s.OW;
   T *plane = scratch<T>(kPlane, s.H * s.W);
@@ -671,7 +671,7 @@ void depthwiseFloat(const Instruction &inst, const MemView &m, const Result &out
 /// Result element type of the kernels: float for float operands, int64 for
 /// integer ones; E is the GEMM operand type (float unless INT32 operands).
 template <typename T, typename E>
-Status conv(const Instruction &inst, const MemView &m, const Result &out) {
+TPUC_KERNEL Status conv(const Instruction &inst, const MemView &m, const Result &out) {
   using namespace conv_param;
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1], &c = inst.src[2];
   const int32_t *q = inst.iparam;
@@ -744,7 +744,7 @@ Status conv(const Instruction &inst, const MemView &m, const Result &out) {
 // --- MatMul -------------------------------------------------------------------
 
 template <typename T, typename E>
-Status matmul(const Instruction &inst, const MemView &m, const Result &out) {
+TPUC_KERNEL Status matmul(const Instruction &inst, const MemView &m, const Result &out) {
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1], &c = inst.src[2];
   const uint64_t B = d.shape[0], M = d.shape[1], K = a.shape[3], N = d.shape[3];
   const bool relu = inst.flags & kFlagRelu, bias = inst.flags & kFlagBias,
@@ -1087,6 +1087,64 @@ Status lut(const Instruction &inst, const MemView &m, const Result &out) {
   return Status::OK();
 }
 
+/// requantize() of a row for shift >= 0, with the rounding rule as selects
+/// the compiler vectorises.
+template <RoundMode RM>
+TPUC_KERNEL void requantRowAs(int64_t *x, uint64_t len, int64_t mult, int sh, int64_t zp,
+                              int64_t lo, int64_t hi) {
+  const uint64_t den = uint64_t(1) << sh;
+  for (uint64_t i = 0; i < len; ++i) {
+    const int64_t prod = int64_t(int32_t(x[i])) * mult;
+    const int64_t q = prod >> sh;
+    const uint64_t r = uint64_t(prod) & (den - 1), twice = r * 2;
+    const bool neg = prod < 0;
+    bool up = false;
+    switch (RM) {
+    case RoundMode::HalfAwayFromZero:
+      up = twice > den || (twice == den && !neg);
+      break;
+    case RoundMode::HalfUp:
+      up = r != 0 && twice >= den;
+      break;
+    case RoundMode::HalfToEven:
+      up = twice > den || (twice == den && (q & 1));
+      break;
+    case RoundMode::TowardZero:
+      up = r != 0 && neg;
+      break;
+    case RoundMode::Down:
+      break;
+    case RoundMode::Up:
+      up = r != 0;
+      break;
+    }
+    int64_t v = q + int64_t(up);
+    v = v > INT32_MAX ? INT32_MAX : (v < INT32_MIN ? INT32_MIN : v);
+    v += zp;
+    x[i] = v > hi ? hi : (v < lo ? lo : v);
+  }
+}
+
+void requantRow(int64_t *x, uint64_t len, int32_t mult, int sh, int32_t zp, RoundMode rm, DType t) {
+  const int64_t lo = intMin(t), hi = intMax(t);
+  switch (rm) {
+  case RoundMode::HalfAwayFromZero:
+    return requantRowAs<RoundMode::HalfAwayFromZero>(x, len, mult, sh, zp, lo, hi);
+  case RoundMode::HalfUp:
+    return requantRowAs<RoundMode::HalfUp>(x, len, mult, sh, zp, lo, hi);
+  case RoundMode::HalfToEven:
+    return requantRowAs<RoundMode::HalfToEven>(x, len, mult, sh, zp, lo, hi);
+  case RoundMode::TowardZero:
+    return requantRowAs<RoundMode::TowardZero>(x, len, mult, sh, zp, lo, hi);
+  case RoundMode::Down:
+    return requantRowAs<RoundMode::Down>(x, len, mult, sh, zp, lo, hi);
+  case RoundMode::Up:
+    return requantRowAs<RoundMode::Up>(x, len, mult, sh, zp, lo, hi);
+  }
+  for (uint64_t i = 0; i < len; ++i)
+    x[i] = requantize(int32_t(x[i]), mult, sh, zp, rm, t);
+}
+
 /// Per-channel (multiplier, shift) pairs of a requant, its shifts checked.
 Status checkShifts(const Instruction &inst, const MemView &m, std::vector<int64_t> *pairs) {
   const std::vector<int64_t> pc = loadDense<int64_t>(m, inst.src[1]);
@@ -1120,8 +1178,11 @@ Status requant(const Instruction &inst, const MemView &m, const Result &out) {
     }
     x.resize(len);
     loadRow(p[0], s[0], a.dtype, len, x.data());
-    for (uint64_t i = 0; i < len; ++i)
-      x[i] = requantize(int32_t(x[i]), mult, sh, q[ZeroPoint], rm, d.dtype);
+    if (sh >= 0)
+      requantRow(x.data(), len, mult, sh, q[ZeroPoint], rm, d.dtype);
+    else
+      for (uint64_t i = 0; i < len; ++i)
+        x[i] = requantize(int32_t(x[i]), mult, sh, q[ZeroPoint], rm, d.dtype);
     out.store(idx, len, x.data());
   });
   return Status::OK();
