@@ -33,7 +33,7 @@
 
 // Hot loops are compiled for several x86-64 levels and picked when the
 // library loads, so they use the CPU's vector width while the build stays
-// portable. Floating-point contraction stays off (ISO C++ mode), so every
+// portable. Floating-point contraction is off (CMakeLists.txt), so every
 // version computes the same bits.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define TPUC_KERNEL __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
