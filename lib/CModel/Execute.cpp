@@ -90,6 +90,38 @@ TPUC_KERNEL void loadRow(const uint8_t *p, int64_t step, DType t, uint64_t len, 
   }
 }
 
+/// roundToInt(x, RM) into bytes for 8-bit types (bounds lo, hi), as
+/// selects that vectorise: nearbyint in the default rounding mode rounds
+/// halves to even; trunc plus the sign where the dropped part is at least a
+/// half rounds them away from zero (v - trunc(v) is exact). The clamped
+/// result converts exactly.
+template <RoundMode RM>
+TPUC_KERNEL void roundRow8(uint8_t *p, uint64_t len, const float *in, float lo, float hi) {
+  for (uint64_t i = 0; i < len; ++i) {
+    const float v = in[i];
+    float r;
+    if (RM == RoundMode::HalfToEven) {
+      r = std::nearbyint(v);
+    } else {
+      const float t = std::trunc(v), d = v - t;
+      r = d >= 0.5f ? t + 1.f : (d <= -0.5f ? t - 1.f : t);
+    }
+    r = r < lo ? lo : (r > hi ? hi : r);
+    p[i] = uint8_t(int8_t(int32_t(v != v ? 0.f : r)));
+  }
+}
+
+/// Whether roundRow8 covers mode; it stores x's row if so.
+bool roundRow8(uint8_t *p, uint64_t len, const float *in, RoundMode mode, float lo, float hi) {
+  if (mode == RoundMode::HalfToEven)
+    roundRow8<RoundMode::HalfToEven>(p, len, in, lo, hi);
+  else if (mode == RoundMode::HalfAwayFromZero)
+    roundRow8<RoundMode::HalfAwayFromZero>(p, len, in, lo, hi);
+  else
+    return false;
+  return true;
+}
+
 /// Stores float results densely; float -> int rounds with `mode` and saturates.
 TPUC_KERNEL void storeRowF(uint8_t *p, DType t, uint64_t len, const float *in, RoundMode mode) {
   switch (t) {
@@ -105,10 +137,14 @@ TPUC_KERNEL void storeRowF(uint8_t *p, DType t, uint64_t len, const float *in, R
       wr<uint16_t>(p + 2 * i, f32ToBF16(in[i]));
     return;
   case DType::INT8:
+    if (roundRow8(p, len, in, mode, -128.f, 127.f))
+      return;
     for (uint64_t i = 0; i < len; ++i)
       p[i] = uint8_t(int8_t(roundToInt(in[i], mode, t)));
     return;
   case DType::UINT8:
+    if (roundRow8(p, len, in, mode, 0.f, 255.f))
+      return;
     for (uint64_t i = 0; i < len; ++i)
       p[i] = uint8_t(roundToInt(in[i], mode, t));
     return;
@@ -616,30 +652,58 @@ void convFloat(const Instruction &inst, const MemView &m, const Result &out, con
     }
 }
 
-/// One output plane of an F32 depthwise convolution: the input plane x
-/// (rows xPitch floats apart) read in place, f the KH x KW filter, o the
-/// dense OH x OW result. Row by row, each output summing its window in
-/// (kh, kw) order; SW is the column stride when the compiler should know it.
-template <int SW>
-TPUC_KERNEL void depthwisePlane(const ConvShape &s, const float *x, int64_t xPitch, const float *f, float *o) {
+/// One output plane of a depthwise convolution: the input plane x (rows
+/// xPitch elements apart), f the KH x KW filter, o the dense OH x OW
+/// result. Row by row, each output summing its window in (kh, kw) order; SW
+/// is the column stride when the compiler should know it.
+template <int SW, typename V>
+TPUC_KERNEL void depthwisePlane(const ConvShape &s, const V *x, int64_t xPitch, const V *f, V *o) {
   const int64_t sw = SW ? SW : s.sw;
   int64_t off[16], lo[16], hi[16];
   for (uint64_t kw = 0; kw < s.KW; ++kw)
     validColumns(s, kw, off[kw], lo[kw], hi[kw]);
   for (uint64_t oh = 0; oh < s.OH; ++oh) {
-    float *r = o + oh * s.OW;
-    std::fill(r, r + s.OW, 0.f);
+    V *r = o + oh * s.OW;
+    std::fill(r, r + s.OW, V(0));
     for (uint64_t kh = 0; kh < s.KH; ++kh) {
       const int64_t ih = int64_t(oh) * s.sh + int64_t(kh) * s.dh - s.pt;
       if (ih < 0 || ih >= int64_t(s.H))
         continue;
       for (uint64_t kw = 0; kw < s.KW; ++kw) {
-        const float w = f[kh * s.KW + kw];
-        const float *xr = x + ih * xPitch + off[kw];
+        const V w = f[kh * s.KW + kw];
+        const V *xr = x + ih * xPitch + off[kw];
         for (int64_t ow = lo[kw]; ow < hi[kw]; ++ow)
           r[ow] += w * xr[ow * sw];
       }
     }
+  }
+}
+
+template <typename V>
+void depthwise(const ConvShape &s, const V *x, int64_t xPitch, const V *f, V *o) {
+  if (s.sw == 1)
+    depthwisePlane<1>(s, x, xPitch, f, o);
+  else if (s.sw == 2)
+    depthwisePlane<2>(s, x, xPitch, f, o);
+  else
+    depthwisePlane<0>(s, x, xPitch, f, o);
+}
+
+/// Depthwise convolution of 8-bit operands for the planes of group g of
+/// image n: in int32, exact (a window of 128 * 255 products stays far
+/// below 2^31), into res as int64.
+template <typename E>
+void depthwiseNarrow(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
+                     const E *filter, int64_t *res) {
+  const uint64_t KK = s.KH * s.KW, P = s.OH * s.OW;
+  int32_t *x = scratch<int32_t>(kPlane, s.H * s.W), *f = scratch<int32_t>(kFilter, KK),
+          *o = scratch<int32_t>(kOut, P);
+  loadPlane(m, a, n, g, x);
+  for (uint64_t ocg = 0; ocg < s.OCG; ++ocg) {
+    for (uint64_t k = 0; k < KK; ++k)
+      f[k] = int32_t(filter[ocg * KK + k]);
+    depthwise(s, x, int64_t(s.W), f, o);
+    std::copy(o, o + P, res + ocg * P);
   }
 }
 
@@ -657,12 +721,7 @@ void depthwiseFloat(const Instruction &inst, const MemView &m, const Result &out
       for (uint64_t ocg = 0; ocg < s.OCG; ++ocg) {
         const uint64_t oc = g * s.OCG + ocg;
         float *o = reinterpret_cast<float *>(out.plane(n, oc));
-        if (s.sw == 1)
-          depthwisePlane<1>(s, x, a.stride[2], f + oc * KK, o);
-        else if (s.sw == 2)
-          depthwisePlane<2>(s, x, a.stride[2], f + oc * KK, o);
-        else
-          depthwisePlane<0>(s, x, a.stride[2], f + oc * KK, o);
+        depthwise(s, x, a.stride[2], f + oc * KK, o);
         finishRows(inst, m, n, oc, 1, P, o, P);
       }
     }
@@ -699,6 +758,10 @@ TPUC_KERNEL Status conv(const Instruction &inst, const MemView &m, const Result 
     return Status::OK();
   }
 
+  const bool narrow = std::is_same<T, int64_t>::value && dtypeSize(a.dtype) == 1 &&
+                     dtypeSize(b.dtype) == 1 && !isFloat(a.dtype) && !isFloat(b.dtype) &&
+                     s.KH * s.KW <= 4096 && s.KW <= 16;
+
   // Filter of each group as A[OCG][K], k = (icg, kh, kw).
   E *A = scratch<E>(kFilter, s.OC * K);
   for (uint64_t oc = 0; oc < s.OC; ++oc)
@@ -708,9 +771,16 @@ TPUC_KERNEL Status conv(const Instruction &inst, const MemView &m, const Result 
   for (uint64_t n = 0; n < s.N; ++n)
     for (uint64_t g = 0; g < s.G; ++g) {
       const E *Ag = A + g * s.OCG * K;
-      if (s.ICG == 1)
-        convDirect(m, a, s, n, g, Ag, res);
-      else {
+      if (s.ICG == 1) {
+        if constexpr (std::is_same<T, int64_t>::value) {
+          if (narrow)
+            depthwiseNarrow(m, a, s, n, g, Ag, res);
+          else
+            convDirect(m, a, s, n, g, Ag, res);
+        } else {
+          convDirect(m, a, s, n, g, Ag, res);
+        }
+      } else {
         im2col(m, a, s, n, g, col);
         if constexpr (std::is_same<T, float>::value)
           gemm(s.OCG, P, K, Ag, col, res);
