@@ -1195,22 +1195,15 @@ TPUC_KERNEL void requantRowAs(int64_t *x, uint64_t len, int64_t mult, int sh, in
   }
 }
 
+using RequantRow = void (*)(int64_t *, uint64_t, int64_t, int, int64_t, int64_t, int64_t);
+template <size_t... I> constexpr auto requantTable(std::index_sequence<I...>) {
+  return std::array<RequantRow, sizeof...(I)>{&requantRowAs<static_cast<RoundMode>(I)>...};
+}
+constexpr auto kRequantRows = requantTable(std::make_index_sequence<6>());
+
 void requantRow(int64_t *x, uint64_t len, int32_t mult, int sh, int32_t zp, RoundMode rm, DType t) {
-  const int64_t lo = intMin(t), hi = intMax(t);
-  switch (rm) {
-  case RoundMode::HalfAwayFromZero:
-    return requantRowAs<RoundMode::HalfAwayFromZero>(x, len, mult, sh, zp, lo, hi);
-  case RoundMode::HalfUp:
-    return requantRowAs<RoundMode::HalfUp>(x, len, mult, sh, zp, lo, hi);
-  case RoundMode::HalfToEven:
-    return requantRowAs<RoundMode::HalfToEven>(x, len, mult, sh, zp, lo, hi);
-  case RoundMode::TowardZero:
-    return requantRowAs<RoundMode::TowardZero>(x, len, mult, sh, zp, lo, hi);
-  case RoundMode::Down:
-    return requantRowAs<RoundMode::Down>(x, len, mult, sh, zp, lo, hi);
-  case RoundMode::Up:
-    return requantRowAs<RoundMode::Up>(x, len, mult, sh, zp, lo, hi);
-  }
+  if (isValidRoundMode(int(rm)))
+    return kRequantRows[size_t(rm)](x, len, mult, sh, zp, intMin(t), intMax(t));
   for (uint64_t i = 0; i < len; ++i)
     x[i] = requantize(int32_t(x[i]), mult, sh, zp, rm, t);
 }
