@@ -73,10 +73,15 @@ def prepare_model(name: str, work_dir) -> Prepared:
     return Prepared(d, onnx_path, mlir, table, inputs)
 
 
-def run_ort(m: Prepared, threads: int, repeat: int) -> float:
-    """Best wall seconds of onnxruntime on `threads` threads (0: all cores)."""
+def ort_runner(m: Prepared, threads: int):
+    """A warmed-up call of onnxruntime on `threads` threads (0: all cores)."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     sess = ort.InferenceSession(str(m.onnx), options, providers=["CPUExecutionProvider"])
     sess.run(None, m.inputs)  # warm up
-    return best_of(lambda: sess.run(None, m.inputs), repeat)[0]
+    return lambda: sess.run(None, m.inputs)
+
+
+def run_ort(m: Prepared, threads: int, repeat: int) -> float:
+    """Best wall seconds of onnxruntime on `threads` threads (0: all cores)."""
+    return best_of(ort_runner(m, threads), repeat)[0]

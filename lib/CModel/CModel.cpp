@@ -26,13 +26,18 @@
 #include <limits>
 #include <sstream>
 
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
 namespace tpuc {
 namespace chip {
 
 struct CModel::Pending {
-  Operand dst;
+  const Instruction *inst;
+  size_t index; // in its stream
   std::vector<uint8_t> data; // dense NCHW elements of dst.dtype
-  const Instruction *direct = nullptr; // runs at commit (movesDirectly)
+  bool inPlace = false;      // executes at commit, into its destination
   Engine engine;
   uint32_t id;
   uint64_t end;
@@ -251,14 +256,43 @@ bool gdmaHazard(const Instruction &earlier, const Instruction &later,
 
 // --- CModel ---------------------------------------------------------------------
 
+void MemoryRelease::operator()(uint8_t *p) const {
+#ifdef __linux__
+  if (mapped) {
+    munmap(p, mapped);
+    return;
+  }
+#endif
+  std::free(p);
+}
+
+CModel::Memory CModel::allocateZeroed(uint64_t bytes) {
+#ifdef __linux__
+  // Large memories in transparent huge pages where the kernel offers them
+  // on request: the kernels walk the 64 lanes of local memory, 256 KiB
+  // apart, and weights across DDR, which in 4 KiB pages misses the TLB on
+  // most accesses.
+  constexpr uint64_t kHuge = uint64_t(2) << 20;
+  if (bytes >= kHuge) {
+    const uint64_t size = (bytes + kHuge - 1) / kHuge * kHuge;
+    void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+      madvise(p, size, MADV_HUGEPAGE);
+      return Memory(static_cast<uint8_t *>(p), MemoryRelease{size});
+    }
+  }
+#endif
+  return Memory(static_cast<uint8_t *>(std::calloc(std::max<uint64_t>(bytes, 1), 1)), MemoryRelease{});
+}
+
 Status CModel::init(const Target &t, uint64_t ddr_bytes) {
   TPUC_RETURN_IF_ERROR(t.validate());
   target_ = t;
   if (ddr_bytes > t.ddr_bytes)
     return Status::error("requested DDR size " + std::to_string(ddr_bytes) +
                          " exceeds the target's DDR (" + std::to_string(t.ddr_bytes) + " bytes)");
-  ddr_.reset(static_cast<uint8_t *>(std::calloc(std::max<uint64_t>(ddr_bytes, 1), 1)));
-  lmem_.reset(static_cast<uint8_t *>(std::calloc(t.lmemTotalBytes(), 1)));
+  ddr_ = allocateZeroed(ddr_bytes);
+  lmem_ = allocateZeroed(t.lmemTotalBytes());
   if (!ddr_ || !lmem_)
     return Status::error("cannot allocate simulated " + std::string(!ddr_ ? "DDR (" : "local memory (") +
                          std::to_string(!ddr_ ? ddr_bytes : t.lmemTotalBytes()) + " bytes)");
@@ -285,11 +319,7 @@ Status CModel::readDdr(uint64_t addr, void *data, uint64_t n) const {
 }
 
 Status CModel::compute(const Instruction &inst, Pending &p) {
-  p.dst = inst.dst;
-  if (movesDirectly(inst)) {
-    p.direct = &inst;
-    return Status::OK();
-  }
+  p.inPlace = false;
   if (!spare_.empty()) {
     p.data = std::move(spare_.back());
     spare_.pop_back();
@@ -301,13 +331,59 @@ Status CModel::compute(const Instruction &inst, Pending &p) {
   return Status::OK();
 }
 
-void CModel::commit(Pending &p) {
-  if (p.direct) {
-    moveDirect(memView(), *p.direct);
-    return;
-  }
-  storeDense(memView(), p.dst, p.data.data());
+Status CModel::commit(Pending &p) {
+  if (p.inPlace)
+    return executeInPlace(*p.inst, memView());
+  storeDense(memView(), p.inst->dst, p.data.data());
   spare_.push_back(std::move(p.data));
+  return Status::OK();
+}
+
+namespace {
+
+/// Elementwise kernels read each row of their sources before they write
+/// the same row of the result, so a source may be the destination itself.
+bool elementwise(const Instruction &inst) {
+  return inst.op == Opcode::Binary || inst.op == Opcode::Active ||
+         (inst.op == Opcode::Cast && inst.src[0].dtype != inst.dst.dtype &&
+          dtypeSize(inst.src[0].dtype) == dtypeSize(inst.dst.dtype));
+}
+
+/// Whether two operands address the same elements in the same order.
+bool sameElements(const Operand &a, const Operand &b) {
+  if (a.space != b.space || a.addr != b.addr || a.start_lane != b.start_lane ||
+      dtypeSize(a.dtype) != dtypeSize(b.dtype))
+    return false;
+  for (int k = 0; k < 4; ++k)
+    if (a.shape[k] != b.shape[k] || (a.shape[k] > 1 && a.stride[k] != b.stride[k]))
+      return false;
+  return true;
+}
+
+/// Whether `inst` reads bytes in `w`.
+bool readsFrom(const Instruction &inst, const ByteRange &w, uint32_t lanes) {
+  for (const Operand &s : inst.src)
+    if (overlaps(w, byteRange(s, lanes)))
+      return true;
+  return false;
+}
+
+} // namespace
+
+bool CModel::mayRunInPlace(const Instruction &inst, uint64_t end,
+                           const std::vector<Pending> &pending) const {
+  if (!fault_.empty() || !runsInPlace(inst))
+    return false;
+  const uint32_t lanes = target_.lanes;
+  const ByteRange dst = byteRange(inst.dst, lanes);
+  for (const Operand &s : inst.src)
+    if (overlaps(dst, byteRange(s, lanes)) && !(elementwise(inst) && sameElements(s, inst.dst)))
+      return false;
+  // Results committed before this one's end must not change what it reads.
+  for (const Pending &q : pending)
+    if (q.end <= end && readsFrom(inst, byteRange(q.inst->dst, lanes), lanes))
+      return false;
+  return true;
 }
 
 MemView CModel::memView() const {
@@ -340,7 +416,12 @@ Status CModel::run(const std::vector<Instruction> &tiu,
   uint64_t gDone = 0;
   std::vector<Pending> pending;
 
-  auto commitUntil = [&](uint64_t cycle) {
+  auto failure = [&](const Instruction &inst, size_t index, const Status &st) {
+    return Status::error(std::string(engineName(inst.engine)) + " instruction #" +
+                         std::to_string(index) + " (id " + std::to_string(inst.id) + ", " +
+                         instructionName(inst) + "): " + st.message());
+  };
+  auto commitUntil = [&](uint64_t cycle) -> Status {
     while (true) {
       size_t best = pending.size();
       for (size_t k = 0; k < pending.size(); ++k)
@@ -349,8 +430,10 @@ Status CModel::run(const std::vector<Instruction> &tiu,
              (pending[k].end == pending[best].end && pending[k].seq < pending[best].seq)))
           best = k;
       if (best == pending.size())
-        return;
-      commit(pending[best]);
+        return Status::OK();
+      Status st = commit(pending[best]);
+      if (!st.ok())
+        return failure(*pending[best].inst, pending[best].index, st);
       Engine e = pending[best].engine;
       uint32_t id = pending[best].id;
       pending.erase(pending.begin() + long(best));
@@ -403,14 +486,8 @@ Status CModel::run(const std::vector<Instruction> &tiu,
     const Instruction &inst = pickTiu ? tiu[ti] : gdma[gi];
     size_t index = pickTiu ? ti : gi;
     uint64_t start = pickTiu ? tStart : gStart;
-    commitUntil(start);
+    TPUC_RETURN_IF_ERROR(commitUntil(start));
 
-    Pending p;
-    Status st = compute(inst, p);
-    if (!st.ok())
-      return Status::error(std::string(engineName(inst.engine)) + " instruction #" +
-                           std::to_string(index) + " (id " + std::to_string(inst.id) + ", " +
-                           instructionName(inst) + "): " + st.message());
     uint64_t work = 0;
     bool conflict = false;
     uint64_t cost = instructionCycles(inst, target_, &work, &conflict);
@@ -419,6 +496,24 @@ Status CModel::run(const std::vector<Instruction> &tiu,
       end = std::max(end, gDone);
       gDone = end;
     }
+    // Instructions that run in place at their end read their sources then:
+    // one whose sources this instruction overwrites before that computes
+    // its result now, while they are as at its start.
+    const ByteRange written = byteRange(inst.dst, target_.lanes);
+    for (Pending &q : pending)
+      if (q.inPlace && end < q.end && readsFrom(*q.inst, written, target_.lanes)) {
+        Status st = compute(*q.inst, q);
+        if (!st.ok())
+          return failure(*q.inst, q.index, st);
+      }
+    Pending p;
+    p.inst = &inst;
+    p.index = index;
+    const bool inPlace = mayRunInPlace(inst, end, pending);
+    Status st = inPlace ? checkData(inst, memView()) : compute(inst, p);
+    if (!st.ok())
+      return failure(inst, index, st);
+    p.inPlace = inPlace;
     p.engine = inst.engine;
     p.id = inst.id;
     p.end = end;
@@ -446,7 +541,7 @@ Status CModel::run(const std::vector<Instruction> &tiu,
       stats.gdma_bytes += work;
     }
   }
-  commitUntil(kNever);
+  TPUC_RETURN_IF_ERROR(commitUntil(kNever));
   if (logEnabled(LogLevel::Debug))
     log(LogLevel::Debug, "cmodel run: " + std::to_string(stats.total_cycles) + " cycles, " +
                              std::to_string(stats.tiu_instructions) + " TIU / " +

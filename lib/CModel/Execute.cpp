@@ -16,8 +16,13 @@
 
 #include <cblas.h>
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -26,8 +31,21 @@
 #include <thread>
 #include <utility>
 
+// Hot loops are compiled for several x86-64 levels and picked when the
+// library loads, so they use the CPU's vector width while the build stays
+// portable. Floating-point contraction is off (CMakeLists.txt), so every
+// version computes the same bits.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define TPUC_KERNEL __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TPUC_KERNEL
+#endif
+
 namespace tpuc {
 namespace chip {
+
+void moveDirect(const MemView &m, const Instruction &inst);
+
 namespace {
 
 // --- Rows of one element type -------------------------------------------------
@@ -53,7 +71,7 @@ inline void loadT(const uint8_t *p, int64_t step, uint64_t len, Out *out, Cvt cv
 
 /// Loads a row as float (Out = float) or as integer (Out = int64_t).
 template <typename Out>
-void loadRow(const uint8_t *p, int64_t step, DType t, uint64_t len, Out *out) {
+TPUC_KERNEL void loadRow(const uint8_t *p, int64_t step, DType t, uint64_t len, Out *out) {
   switch (t) {
   case DType::F32:
     return loadT<float>(p, step, len, out, [](float v) { return static_cast<Out>(v); });
@@ -72,8 +90,40 @@ void loadRow(const uint8_t *p, int64_t step, DType t, uint64_t len, Out *out) {
   }
 }
 
+/// roundToInt(x, RM) into bytes for 8-bit types (bounds lo, hi), as
+/// selects that vectorise: nearbyint in the default rounding mode rounds
+/// halves to even; trunc plus the sign where the dropped part is at least a
+/// half rounds them away from zero (v - trunc(v) is exact). The clamped
+/// result converts exactly.
+template <RoundMode RM>
+TPUC_KERNEL void roundRow8(uint8_t *p, uint64_t len, const float *in, float lo, float hi) {
+  for (uint64_t i = 0; i < len; ++i) {
+    const float v = in[i];
+    float r;
+    if (RM == RoundMode::HalfToEven) {
+      r = std::nearbyint(v);
+    } else {
+      const float t = std::trunc(v), d = v - t;
+      r = d >= 0.5f ? t + 1.f : (d <= -0.5f ? t - 1.f : t);
+    }
+    r = r < lo ? lo : (r > hi ? hi : r);
+    p[i] = uint8_t(int8_t(int32_t(v != v ? 0.f : r)));
+  }
+}
+
+/// Whether roundRow8 covers mode; it stores x's row if so.
+bool roundRow8(uint8_t *p, uint64_t len, const float *in, RoundMode mode, float lo, float hi) {
+  if (mode == RoundMode::HalfToEven)
+    roundRow8<RoundMode::HalfToEven>(p, len, in, lo, hi);
+  else if (mode == RoundMode::HalfAwayFromZero)
+    roundRow8<RoundMode::HalfAwayFromZero>(p, len, in, lo, hi);
+  else
+    return false;
+  return true;
+}
+
 /// Stores float results densely; float -> int rounds with `mode` and saturates.
-void storeRowF(uint8_t *p, DType t, uint64_t len, const float *in, RoundMode mode) {
+TPUC_KERNEL void storeRowF(uint8_t *p, DType t, uint64_t len, const float *in, RoundMode mode) {
   switch (t) {
   case DType::F32:
     std::memcpy(p, in, len * 4);
@@ -87,10 +137,14 @@ void storeRowF(uint8_t *p, DType t, uint64_t len, const float *in, RoundMode mod
       wr<uint16_t>(p + 2 * i, f32ToBF16(in[i]));
     return;
   case DType::INT8:
+    if (roundRow8(p, len, in, mode, -128.f, 127.f))
+      return;
     for (uint64_t i = 0; i < len; ++i)
       p[i] = uint8_t(int8_t(roundToInt(in[i], mode, t)));
     return;
   case DType::UINT8:
+    if (roundRow8(p, len, in, mode, 0.f, 255.f))
+      return;
     for (uint64_t i = 0; i < len; ++i)
       p[i] = uint8_t(roundToInt(in[i], mode, t));
     return;
@@ -104,7 +158,7 @@ void storeRowF(uint8_t *p, DType t, uint64_t len, const float *in, RoundMode mod
 }
 
 /// Stores integer results densely, saturating to integer types.
-void storeRowI(uint8_t *p, DType t, uint64_t len, const int64_t *in) {
+TPUC_KERNEL void storeRowI(uint8_t *p, DType t, uint64_t len, const int64_t *in) {
   switch (t) {
   case DType::INT8:
     for (uint64_t i = 0; i < len; ++i)
@@ -143,6 +197,51 @@ inline void storeRow(uint8_t *p, DType t, uint64_t len, const int64_t *in,
                      RoundMode = RoundMode::HalfToEven) {
   storeRowI(p, t, len, in);
 }
+
+// --- Where results go ---------------------------------------------------------
+
+/// A kernel's result: the dense NCHW buffer, or the destination operand
+/// itself (in place), whose (n, c) planes are then dense runs.
+struct Result {
+  const MemView *m;
+  const Operand *dst;
+  uint8_t *dense; // null: in place
+  uint64_t C, HW;
+  size_t es;
+
+  Result(const MemView &mv, const Operand &d, uint8_t *buf)
+      : m(&mv), dst(&d), dense(buf), C(d.shape[1]), HW(uint64_t(d.shape[2]) * d.shape[3]),
+        es(dtypeSize(d.dtype)) {}
+  uint8_t *plane(uint64_t n, uint64_t c) const {
+    return dense ? dense + (n * C + c) * HW * es : m->plane(*dst, n, c);
+  }
+  /// Bytes from channel c's plane to the next one's, and how many channels
+  /// from c follow each other at that pitch (the rest of c's lane row).
+  uint64_t pitchRun(uint64_t c, int64_t &pitch) const {
+    if (dense) {
+      pitch = int64_t(HW * es);
+      return C - c;
+    }
+    return m->channelRun(*dst, c, pitch);
+  }
+  /// Calls put(ptr, k, len) for the pieces of the dense elements
+  /// [idx, idx + len): ptr addresses element idx + k, len elements on.
+  template <typename F> void pieces(uint64_t idx, uint64_t len, F put) const {
+    if (dense)
+      return put(dense + idx * es, uint64_t(0), len);
+    for (uint64_t k = 0; k < len;) {
+      const uint64_t nc = (idx + k) / HW, off = (idx + k) % HW;
+      const uint64_t piece = std::min(len - k, HW - off);
+      put(m->plane(*dst, nc / C, nc % C) + off * es, k, piece);
+      k += piece;
+    }
+  }
+  /// Converts and stores len result values for dense elements from idx.
+  template <typename T>
+  void store(uint64_t idx, uint64_t len, const T *v, RoundMode rm = RoundMode::HalfToEven) const {
+    pieces(idx, len, [&](uint8_t *p, uint64_t k, uint64_t n) { storeRow(p, dst->dtype, n, v + k, rm); });
+  }
+};
 
 // --- Walking operands row by row ----------------------------------------------
 
@@ -278,20 +377,57 @@ enum ScratchSlot { kFilter, kCol, kPlane, kResult, kOld, kPart, kOut };
 
 // --- GEMM ---------------------------------------------------------------------
 
-/// Threads of one GEMM: TPUC_CMODEL_THREADS (0: every core), one by
-/// default, and one for GEMMs too small to gain from waking threads.
-/// OpenBLAS's idle threads spin, which on a machine shared with other work
-/// (two cores, tests in parallel) made runs several times slower, hence
-/// the default. OpenBLAS splits a GEMM's M and N among its threads, never K,
-/// so each result is summed in the same order whatever the count.
+/// Cores this process may run on.
+int availableCores() {
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    return std::max(1, CPU_COUNT(&set));
+#endif
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// Cores not busy with other work: all of them less the one-minute load
+/// average of everything else (taken as the load less this thread's one),
+/// looked up at most once a second. A GEMM split over threads waits for
+/// the slowest, and OpenBLAS's threads spin while they wait, so threads
+/// competing with other processes for a core make it several times slower
+/// than one thread.
+int freeCores(int cores) {
+#ifdef __linux__
+  using Clock = std::chrono::steady_clock;
+  thread_local Clock::time_point checked;
+  thread_local int free = cores;
+  const Clock::time_point now = Clock::now();
+  if (checked.time_since_epoch().count() == 0 || now - checked > std::chrono::seconds(1)) {
+    checked = now;
+    double load = 0;
+    if (FILE *f = std::fopen("/proc/loadavg", "r")) {
+      if (std::fscanf(f, "%lf", &load) != 1)
+        load = 0;
+      std::fclose(f);
+    }
+    free = std::max(1, std::min(cores, cores - int(std::lround(load - 1.0))));
+  }
+  return free;
+#else
+  return cores;
+#endif
+}
+
+/// Threads of one GEMM: TPUC_CMODEL_THREADS, by default (or 0) every core
+/// that other work leaves free, and one for GEMMs too small to gain from
+/// waking threads. OpenBLAS splits a GEMM's M and N among its threads,
+/// never K, so each result is summed in the same order whatever the count.
 void setGemmThreads(uint64_t macs) {
   static int current = -1;
+  static const int cores = availableCores();
   int want = 1;
-  const char *s = std::getenv("TPUC_CMODEL_THREADS");
-  if (s && macs >= (uint64_t(1) << 22)) {
-    want = std::atoi(s);
+  if (macs >= (uint64_t(1) << 22)) {
+    const char *s = std::getenv("TPUC_CMODEL_THREADS");
+    want = s && *s ? std::atoi(s) : 0;
     if (want <= 0)
-      want = int(std::max(1u, std::thread::hardware_concurrency()));
+      want = freeCores(cores);
   }
   if (want != current) {
     scipy_openblas_set_num_threads(want);
@@ -299,15 +435,26 @@ void setGemmThreads(uint64_t macs) {
   }
 }
 
-/// C[M][N] = A[M][K] * B[K][N], all dense row-major.
-void gemm(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *B, float *C) {
-  if (K == 0 || M == 0 || N == 0) {
-    std::fill(C, C + M * N, 0.f);
+/// C[M][N] = A[M][K] * B[K][N] + beta * C, row-major with leading
+/// dimensions lda, ldb, ldc.
+void gemm(uint64_t M, uint64_t N, uint64_t K, const float *A, uint64_t lda, const float *B,
+          uint64_t ldb, float *C, uint64_t ldc, float beta) {
+  if (M == 0 || N == 0)
+    return;
+  if (K == 0) {
+    for (uint64_t i = 0; i < M; ++i)
+      for (uint64_t j = 0; j < N; ++j)
+        C[i * ldc + j] = beta == 0.f ? 0.f : C[i * ldc + j];
     return;
   }
   setGemmThreads(M * N * K);
   scipy_cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(M), blasint(N), blasint(K), 1.f,
-              A, blasint(K), B, blasint(N), 0.f, C, blasint(N));
+                    A, blasint(lda), B, blasint(ldb), beta, C, blasint(ldc));
+}
+
+/// C[M][N] = A[M][K] * B[K][N], all dense row-major.
+void gemm(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *B, float *C) {
+  gemm(M, N, K, A, K, B, N, C, N, 0.f);
 }
 
 /// Largest magnitude of an integer dtype.
@@ -325,7 +472,7 @@ int64_t maxAbs(DType t) {
 /// Exact integer GEMM of integers held in floats whose products are at most
 /// `maxProd` in magnitude: slices of K with |partial sum| <= 2^24 are exact
 /// in float, and int64 adds the slices.
-void gemmExact(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *B,
+TPUC_KERNEL void gemmExact(uint64_t M, uint64_t N, uint64_t K, const float *A, const float *B,
                int64_t *C, int64_t maxProd) {
   const uint64_t slice = std::max<uint64_t>(1, (uint64_t(1) << 24) / uint64_t(maxProd));
   std::fill(C, C + M * N, int64_t(0));
@@ -382,7 +529,7 @@ inline void validColumns(const ConvShape &s, uint64_t kw, int64_t &off, int64_t 
 
 /// Column matrix [ICG*KH*KW][OH*OW] of group g of image n, padding as 0.
 template <typename E>
-void im2col(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
+TPUC_KERNEL void im2col(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
             E *col) {
   const uint64_t P = s.OH * s.OW;
   if (s.KH == 1 && s.KW == 1 && s.sh == 1 && s.sw == 1 && s.pt == 0 && s.pl == 0 &&
@@ -422,7 +569,7 @@ void im2col(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, 
 /// Convolutions with one input channel per group (depthwise): each output
 /// sums its window in (kh, kw) order, as a sliding multiply-add over rows.
 template <typename E, typename T>
-void convDirect(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
+TPUC_KERNEL void convDirect(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
                 const E *filter, T *res) {
   const uint64_t P = s.OH * s.OW;
   T *plane = scratch<T>(kPlane, s.H * s.W);
@@ -453,10 +600,137 @@ void convDirect(const MemView &m, const Operand &a, const ConvShape &s, uint64_t
   }
 }
 
+/// Whether an F32 operand's channels can be GEMM rows where they live:
+/// each channel's [N][H][W] block dense and the elements aligned.
+bool floatRows(const Operand &o) {
+  return o.dtype == DType::F32 && o.addr % 4 == 0 && (o.shape[3] == 1 || o.stride[3] == 1) &&
+         (o.shape[2] == 1 || o.stride[2] == int32_t(o.shape[3])) &&
+         (o.shape[0] == 1 || o.stride[0] == int32_t(o.shape[2] * o.shape[3]));
+}
+
+/// Bias, accumulation and relu of rows result planes (P values, `pitch`
+/// floats apart) of output channels from oc.
+TPUC_KERNEL void finishRows(const Instruction &inst, const MemView &m, uint64_t n, uint64_t oc, uint64_t rows,
+                uint64_t P, float *C, uint64_t pitch) {
+  const bool relu = inst.flags & kFlagRelu, bias = inst.flags & kFlagBias;
+  for (uint64_t r = 0; r < rows; ++r) {
+    float *x = C + r * pitch;
+    if (bias) {
+      const float bv = loadScalar<float>(m, inst.src[2], 0, oc + r);
+      for (uint64_t i = 0; i < P; ++i)
+        x[i] += bv;
+    }
+    if (relu)
+      for (uint64_t i = 0; i < P; ++i)
+        x[i] = x[i] < 0.f ? 0.f : x[i];
+  }
+}
+
+/// F32 convolution as GEMMs that read the filter where it lives (the output
+/// channels of a row of lanes are rows one lane apart) and write the result
+/// planes where they go; accumulation is GEMM's beta.
+void convFloat(const Instruction &inst, const MemView &m, const Result &out, const ConvShape &s) {
+  const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
+  const bool acc = inst.flags & kFlagAccumulate;
+  const uint64_t K = s.ICG * s.KH * s.KW, P = s.OH * s.OW;
+  float *col = scratch<float>(kCol, K * P);
+  for (uint64_t n = 0; n < s.N; ++n)
+    for (uint64_t g = 0; g < s.G; ++g) {
+      im2col(m, a, s, n, g, col);
+      for (uint64_t oc = g * s.OCG, end = oc + s.OCG; oc < end;) {
+        int64_t pa, pc;
+        const uint64_t rows = std::min({m.channelRun(b, oc, pa), out.pitchRun(oc, pc), end - oc});
+        const float *A = reinterpret_cast<const float *>(m.plane(b, 0, oc));
+        float *C = reinterpret_cast<float *>(out.plane(n, oc));
+        if (acc && out.dense)
+          for (uint64_t r = 0; r < rows; ++r)
+            loadPlane(m, d, n, oc + r, C + r * uint64_t(pc / 4));
+        gemm(rows, P, K, A, uint64_t(pa / 4), col, P, C, uint64_t(pc / 4), acc ? 1.f : 0.f);
+        finishRows(inst, m, n, oc, rows, P, C, uint64_t(pc / 4));
+        oc += rows;
+      }
+    }
+}
+
+/// One output plane of a depthwise convolution: the input plane x (rows
+/// xPitch elements apart), f the KH x KW filter, o the dense OH x OW
+/// result. Row by row, each output summing its window in (kh, kw) order; SW
+/// is the column stride when the compiler should know it.
+template <int SW, typename V>
+TPUC_KERNEL void depthwisePlane(const ConvShape &s, const V *x, int64_t xPitch, const V *f, V *o) {
+  const int64_t sw = SW ? SW : s.sw;
+  int64_t off[16], lo[16], hi[16];
+  for (uint64_t kw = 0; kw < s.KW; ++kw)
+    validColumns(s, kw, off[kw], lo[kw], hi[kw]);
+  for (uint64_t oh = 0; oh < s.OH; ++oh) {
+    V *r = o + oh * s.OW;
+    std::fill(r, r + s.OW, V(0));
+    for (uint64_t kh = 0; kh < s.KH; ++kh) {
+      const int64_t ih = int64_t(oh) * s.sh + int64_t(kh) * s.dh - s.pt;
+      if (ih < 0 || ih >= int64_t(s.H))
+        continue;
+      for (uint64_t kw = 0; kw < s.KW; ++kw) {
+        const V w = f[kh * s.KW + kw];
+        const V *xr = x + ih * xPitch + off[kw];
+        for (int64_t ow = lo[kw]; ow < hi[kw]; ++ow)
+          r[ow] += w * xr[ow * sw];
+      }
+    }
+  }
+}
+
+template <typename V>
+void depthwise(const ConvShape &s, const V *x, int64_t xPitch, const V *f, V *o) {
+  if (s.sw == 1)
+    depthwisePlane<1>(s, x, xPitch, f, o);
+  else if (s.sw == 2)
+    depthwisePlane<2>(s, x, xPitch, f, o);
+  else
+    depthwisePlane<0>(s, x, xPitch, f, o);
+}
+
+/// Depthwise convolution of 8-bit operands for the planes of group g of
+/// image n: in int32, exact (a window of 128 * 255 products stays far
+/// below 2^31), into res as int64.
+template <typename E>
+void depthwiseNarrow(const MemView &m, const Operand &a, const ConvShape &s, uint64_t n, uint64_t g,
+                     const E *filter, int64_t *res) {
+  const uint64_t KK = s.KH * s.KW, P = s.OH * s.OW;
+  int32_t *x = scratch<int32_t>(kPlane, s.H * s.W), *f = scratch<int32_t>(kFilter, KK),
+          *o = scratch<int32_t>(kOut, P);
+  loadPlane(m, a, n, g, x);
+  for (uint64_t ocg = 0; ocg < s.OCG; ++ocg) {
+    for (uint64_t k = 0; k < KK; ++k)
+      f[k] = int32_t(filter[ocg * KK + k]);
+    depthwise(s, x, int64_t(s.W), f, o);
+    std::copy(o, o + P, res + ocg * P);
+  }
+}
+
+/// F32 depthwise convolution reading its input and writing its result in
+/// place.
+void depthwiseFloat(const Instruction &inst, const MemView &m, const Result &out, const ConvShape &s) {
+  const Operand &a = inst.src[0], &b = inst.src[1];
+  const uint64_t KK = s.KH * s.KW, P = s.OH * s.OW;
+  float *f = scratch<float>(kFilter, s.OC * KK);
+  for (uint64_t oc = 0; oc < s.OC; ++oc)
+    loadChannel(m, b, oc, f + oc * KK);
+  for (uint64_t n = 0; n < s.N; ++n)
+    for (uint64_t g = 0; g < s.G; ++g) {
+      const float *x = reinterpret_cast<const float *>(m.plane(a, n, g));
+      for (uint64_t ocg = 0; ocg < s.OCG; ++ocg) {
+        const uint64_t oc = g * s.OCG + ocg;
+        float *o = reinterpret_cast<float *>(out.plane(n, oc));
+        depthwise(s, x, a.stride[2], f + oc * KK, o);
+        finishRows(inst, m, n, oc, 1, P, o, P);
+      }
+    }
+}
+
 /// Result element type of the kernels: float for float operands, int64 for
 /// integer ones; E is the GEMM operand type (float unless INT32 operands).
 template <typename T, typename E>
-Status conv(const Instruction &inst, const MemView &m, uint8_t *out) {
+TPUC_KERNEL Status conv(const Instruction &inst, const MemView &m, const Result &out) {
   using namespace conv_param;
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1], &c = inst.src[2];
   const int32_t *q = inst.iparam;
@@ -472,6 +746,21 @@ Status conv(const Instruction &inst, const MemView &m, uint8_t *out) {
   int64_t maxProd = 0;
   const bool exact = std::is_same<T, int64_t>::value && std::is_same<E, float>::value &&
                      exactInFloat(a.dtype, b.dtype, maxProd);
+  if (std::is_same<T, float>::value && s.ICG > 1 && a.dtype == DType::F32 &&
+      d.dtype == DType::F32 && floatRows(b) && d.addr % 4 == 0) {
+    convFloat(inst, m, out, s);
+    return Status::OK();
+  }
+  if (std::is_same<T, float>::value && s.ICG == 1 && a.dtype == DType::F32 &&
+      d.dtype == DType::F32 && a.addr % 4 == 0 && d.addr % 4 == 0 && s.KW <= 16 &&
+      (a.stride[3] == 1 || s.W == 1) && !(inst.flags & kFlagAccumulate)) {
+    depthwiseFloat(inst, m, out, s);
+    return Status::OK();
+  }
+
+  const bool narrow = std::is_same<T, int64_t>::value && dtypeSize(a.dtype) == 1 &&
+                     dtypeSize(b.dtype) == 1 && !isFloat(a.dtype) && !isFloat(b.dtype) &&
+                     s.KH * s.KW <= 4096 && s.KW <= 16;
 
   // Filter of each group as A[OCG][K], k = (icg, kh, kw).
   E *A = scratch<E>(kFilter, s.OC * K);
@@ -482,9 +771,16 @@ Status conv(const Instruction &inst, const MemView &m, uint8_t *out) {
   for (uint64_t n = 0; n < s.N; ++n)
     for (uint64_t g = 0; g < s.G; ++g) {
       const E *Ag = A + g * s.OCG * K;
-      if (s.ICG == 1)
-        convDirect(m, a, s, n, g, Ag, res);
-      else {
+      if (s.ICG == 1) {
+        if constexpr (std::is_same<T, int64_t>::value) {
+          if (narrow)
+            depthwiseNarrow(m, a, s, n, g, Ag, res);
+          else
+            convDirect(m, a, s, n, g, Ag, res);
+        } else {
+          convDirect(m, a, s, n, g, Ag, res);
+        }
+      } else {
         im2col(m, a, s, n, g, col);
         if constexpr (std::is_same<T, float>::value)
           gemm(s.OCG, P, K, Ag, col, res);
@@ -509,7 +805,7 @@ Status conv(const Instruction &inst, const MemView &m, uint8_t *out) {
         if (relu)
           for (uint64_t i = 0; i < P; ++i)
             r[i] = r[i] < T(0) ? T(0) : r[i];
-        storeRow(out + (n * s.OC + oc) * P * es, d.dtype, P, r);
+        storeRow(out.plane(n, oc), d.dtype, P, r);
       }
     }
   return Status::OK();
@@ -518,7 +814,7 @@ Status conv(const Instruction &inst, const MemView &m, uint8_t *out) {
 // --- MatMul -------------------------------------------------------------------
 
 template <typename T, typename E>
-Status matmul(const Instruction &inst, const MemView &m, uint8_t *out) {
+TPUC_KERNEL Status matmul(const Instruction &inst, const MemView &m, const Result &out) {
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1], &c = inst.src[2];
   const uint64_t B = d.shape[0], M = d.shape[1], K = a.shape[3], N = d.shape[3];
   const bool relu = inst.flags & kFlagRelu, bias = inst.flags & kFlagBias,
@@ -560,7 +856,7 @@ Status matmul(const Instruction &inst, const MemView &m, uint8_t *out) {
       if (relu)
         for (uint64_t j = 0; j < N; ++j)
           r[j] = r[j] < T(0) ? T(0) : r[j];
-      storeRow(out + (bb * M + i) * N * es, d.dtype, N, r);
+      storeRow(out.plane(bb, i), d.dtype, N, r);
     }
   }
   return Status::OK();
@@ -568,7 +864,7 @@ Status matmul(const Instruction &inst, const MemView &m, uint8_t *out) {
 
 /// Float operands run in float; integer ones exactly, in float slices
 /// unless an INT32 operand needs int64.
-Status dispatchConv(const Instruction &inst, const MemView &m, uint8_t *out) {
+Status dispatchConv(const Instruction &inst, const MemView &m, const Result &out) {
   const DType a = inst.src[0].dtype, b = inst.src[1].dtype;
   if (isFloat(a))
     return conv<float, float>(inst, m, out);
@@ -576,7 +872,7 @@ Status dispatchConv(const Instruction &inst, const MemView &m, uint8_t *out) {
     return conv<int64_t, int64_t>(inst, m, out);
   return conv<int64_t, float>(inst, m, out);
 }
-Status dispatchMatMul(const Instruction &inst, const MemView &m, uint8_t *out) {
+Status dispatchMatMul(const Instruction &inst, const MemView &m, const Result &out) {
   const DType a = inst.src[0].dtype, b = inst.src[1].dtype;
   if (isFloat(a))
     return matmul<float, float>(inst, m, out);
@@ -592,7 +888,7 @@ template <typename T, typename F> inline void map2(T *x, const T *y, uint64_t n,
     x[i] = f(x[i], y[i]);
 }
 
-void binaryRow(BinaryOp op, float *x, const float *y, uint64_t n) {
+TPUC_KERNEL void binaryRow(BinaryOp op, float *x, const float *y, uint64_t n) {
   switch (op) {
   case BinaryOp::Add:
     return map2(x, y, n, [](float a, float b) { return a + b; });
@@ -602,18 +898,21 @@ void binaryRow(BinaryOp op, float *x, const float *y, uint64_t n) {
     return map2(x, y, n, [](float a, float b) { return a * b; });
   case BinaryOp::Div:
     return map2(x, y, n, [](float a, float b) { return a / b; });
+  // NaN if either is: written as selects, which vectorise.
   case BinaryOp::Max:
     return map2(x, y, n, [](float a, float b) {
-      return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : std::max(a, b);
+      const float r = a < b ? b : a;
+      return a != a || b != b ? std::numeric_limits<float>::quiet_NaN() : r;
     });
   case BinaryOp::Min:
     return map2(x, y, n, [](float a, float b) {
-      return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : std::min(a, b);
+      const float r = b < a ? b : a;
+      return a != a || b != b ? std::numeric_limits<float>::quiet_NaN() : r;
     });
   }
 }
 
-void binaryRow(BinaryOp op, int64_t *x, const int64_t *y, uint64_t n) {
+TPUC_KERNEL void binaryRow(BinaryOp op, int64_t *x, const int64_t *y, uint64_t n) {
   switch (op) {
   case BinaryOp::Add:
     return map2(x, y, n, [](int64_t a, int64_t b) { return a + b; });
@@ -631,7 +930,7 @@ void binaryRow(BinaryOp op, int64_t *x, const int64_t *y, uint64_t n) {
 }
 
 template <typename T>
-Status binary(const Instruction &inst, const MemView &m, uint8_t *out, T scalar) {
+Status binary(const Instruction &inst, const MemView &m, const Result &out, T scalar) {
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
   const BinaryOp op = static_cast<BinaryOp>(inst.sub_op);
   const bool isScalar = inst.flags & kFlagScalar, first = inst.flags & kFlagScalarFirst;
@@ -642,7 +941,7 @@ Status binary(const Instruction &inst, const MemView &m, uint8_t *out, T scalar)
     if (relu)
       for (uint64_t i = 0; i < len; ++i)
         v[i] = v[i] < T(0) ? T(0) : v[i];
-    storeRow(out + idx * es, d.dtype, len, v);
+    out.store(idx, len, v);
   };
   if (isScalar) {
     const Operand *ops[1] = {&a};
@@ -721,7 +1020,7 @@ template <ActOp OP> inline float act(float x, float alpha, float beta) {
 }
 
 using ActRow = void (*)(float *, uint64_t, float, float);
-template <ActOp OP> void actRow(float *x, uint64_t n, float alpha, float beta) {
+template <ActOp OP> TPUC_KERNEL void actRow(float *x, uint64_t n, float alpha, float beta) {
   for (uint64_t i = 0; i < n; ++i)
     x[i] = act<OP>(x[i], alpha, beta);
 }
@@ -730,7 +1029,7 @@ template <size_t... I> constexpr auto actTable(std::index_sequence<I...>) {
 }
 constexpr auto kActRows = actTable(std::make_index_sequence<kNumActOps>());
 
-Status active(const Instruction &inst, const MemView &m, uint8_t *out) {
+Status active(const Instruction &inst, const MemView &m, const Result &out) {
   const Operand &d = inst.dst, &a = inst.src[0];
   const ActRow fn = kActRows[inst.sub_op];
   const size_t es = dtypeSize(d.dtype);
@@ -741,16 +1040,28 @@ Status active(const Instruction &inst, const MemView &m, uint8_t *out) {
     x.resize(len);
     loadRow(p[0], s[0], a.dtype, len, x.data());
     fn(x.data(), len, inst.fparam[0], inst.fparam[1]);
-    storeRow(out + idx * es, d.dtype, len, x.data());
+    out.store(idx, len, x.data());
   });
   return Status::OK();
 }
 
 /// len elements of es bytes from src (step srcStep) to dst (step dstStep).
-void copyElems(uint8_t *dst, int64_t dstStep, const uint8_t *src, int64_t srcStep, uint64_t len,
-               int64_t es) {
+inline void copyElems(uint8_t *dst, int64_t dstStep, const uint8_t *src, int64_t srcStep,
+                      uint64_t len, int64_t es) {
   if (dstStep == es && srcStep == es) {
-    std::memcpy(dst, src, len * es);
+    uint64_t bytes = len * uint64_t(es);
+    if (bytes > 64) {
+      std::memcpy(dst, src, bytes);
+      return;
+    }
+    // Short runs (rows of small filters) in fixed-size pieces the compiler
+    // inlines, instead of a library call each.
+    for (; bytes >= 16; bytes -= 16, dst += 16, src += 16)
+      std::memcpy(dst, src, 16);
+    for (; bytes >= 4; bytes -= 4, dst += 4, src += 4)
+      std::memcpy(dst, src, 4);
+    for (; bytes; --bytes)
+      *dst++ = *src++;
     return;
   }
   switch (es) {
@@ -769,14 +1080,18 @@ void copyElems(uint8_t *dst, int64_t dstStep, const uint8_t *src, int64_t srcSte
 }
 
 /// DmaMove (src may broadcast) and Cast: float sources round with `rm`.
-Status convert(const Instruction &inst, const MemView &m, uint8_t *out, RoundMode rm) {
+Status convert(const Instruction &inst, const MemView &m, const Result &out, RoundMode rm) {
   const Operand &d = inst.dst, &a = inst.src[0];
   const size_t es = dtypeSize(d.dtype);
   const Operand *ops[1] = {&a};
   if (a.dtype == d.dtype) { // bit-exact copy
+    if (!out.dense) {
+      moveDirect(m, inst);
+      return Status::OK();
+    }
     forRows(m, d.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
                                  const int64_t *s, uint64_t len, uint64_t idx) {
-      copyElems(out + idx * es, int64_t(es), p[0], s[0], len, int64_t(es));
+      copyElems(out.dense + idx * es, int64_t(es), p[0], s[0], len, int64_t(es));
     });
     return Status::OK();
   }
@@ -788,35 +1103,37 @@ Status convert(const Instruction &inst, const MemView &m, uint8_t *out, RoundMod
     if (fl) {
       xf.resize(len);
       loadRow(p[0], s[0], a.dtype, len, xf.data());
-      storeRowF(out + idx * es, d.dtype, len, xf.data(), rm);
+      out.store(idx, len, xf.data(), rm);
     } else {
       xi.resize(len);
       loadRow(p[0], s[0], a.dtype, len, xi.data());
-      storeRowI(out + idx * es, d.dtype, len, xi.data());
+      out.store(idx, len, xi.data());
     }
   });
   return Status::OK();
 }
 
-Status fill(const Instruction &inst, uint8_t *out) {
+Status fill(const Instruction &inst, const Result &out) {
   const Operand &d = inst.dst;
   const size_t es = dtypeSize(d.dtype);
-  const uint64_t total = d.numElements();
-  if (total == 0)
-    return Status::OK();
+  uint8_t v[8];
   if (isFloat(d.dtype)) {
-    float v = inst.fparam[0];
-    storeRowF(out, d.dtype, 1, &v, RoundMode::HalfToEven);
+    float f = inst.fparam[0];
+    storeRowF(v, d.dtype, 1, &f, RoundMode::HalfToEven);
   } else {
-    int64_t v = inst.iparam[0];
-    storeRowI(out, d.dtype, 1, &v);
+    int64_t i = inst.iparam[0];
+    storeRowI(v, d.dtype, 1, &i);
   }
-  for (uint64_t i = 1; i < total; ++i)
-    std::memcpy(out + i * es, out, es);
+  for (uint64_t n = 0; n < d.shape[0]; ++n)
+    for (uint64_t c = 0; c < d.shape[1]; ++c) {
+      uint8_t *p = out.plane(n, c);
+      for (uint64_t i = 0; i < out.HW; ++i)
+        std::memcpy(p + i * es, v, es);
+    }
   return Status::OK();
 }
 
-Status lut(const Instruction &inst, const MemView &m, uint8_t *out) {
+Status lut(const Instruction &inst, const MemView &m, const Result &out) {
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
   const size_t es = dtypeSize(d.dtype);
   std::vector<uint8_t> table(b.numElements() * es);
@@ -832,26 +1149,86 @@ Status lut(const Instruction &inst, const MemView &m, uint8_t *out) {
   const Operand *ops[1] = {&a};
   forRows(m, d.shape, ops, [&](uint64_t, uint64_t, uint64_t, const uint8_t *const *p,
                                const int64_t *s, uint64_t len, uint64_t idx) {
-    for (uint64_t i = 0; i < len; ++i)
-      std::memcpy(out + (idx + i) * es, &table[size_t(p[0][int64_t(i) * s[0]]) * es], es);
+    out.pieces(idx, len, [&](uint8_t *q, uint64_t k, uint64_t n) {
+      for (uint64_t i = k; i < k + n; ++i)
+        std::memcpy(q + (i - k) * es, &table[size_t(p[0][int64_t(i) * s[0]]) * es], es);
+    });
   });
   return Status::OK();
 }
 
-Status requant(const Instruction &inst, const MemView &m, uint8_t *out) {
+/// requantize() of a row for shift >= 0, with the rounding rule as selects
+/// the compiler vectorises.
+template <RoundMode RM>
+TPUC_KERNEL void requantRowAs(int64_t *x, uint64_t len, int64_t mult, int sh, int64_t zp,
+                              int64_t lo, int64_t hi) {
+  const uint64_t den = uint64_t(1) << sh;
+  for (uint64_t i = 0; i < len; ++i) {
+    const int64_t prod = int64_t(int32_t(x[i])) * mult;
+    const int64_t q = prod >> sh;
+    const uint64_t r = uint64_t(prod) & (den - 1), twice = r * 2;
+    const bool neg = prod < 0;
+    bool up = false;
+    switch (RM) {
+    case RoundMode::HalfAwayFromZero:
+      up = twice > den || (twice == den && !neg);
+      break;
+    case RoundMode::HalfUp:
+      up = r != 0 && twice >= den;
+      break;
+    case RoundMode::HalfToEven:
+      up = twice > den || (twice == den && (q & 1));
+      break;
+    case RoundMode::TowardZero:
+      up = r != 0 && neg;
+      break;
+    case RoundMode::Down:
+      break;
+    case RoundMode::Up:
+      up = r != 0;
+      break;
+    }
+    int64_t v = q + int64_t(up);
+    v = v > INT32_MAX ? INT32_MAX : (v < INT32_MIN ? INT32_MIN : v);
+    v += zp;
+    x[i] = v > hi ? hi : (v < lo ? lo : v);
+  }
+}
+
+using RequantRow = void (*)(int64_t *, uint64_t, int64_t, int, int64_t, int64_t, int64_t);
+template <size_t... I> constexpr auto requantTable(std::index_sequence<I...>) {
+  return std::array<RequantRow, sizeof...(I)>{&requantRowAs<static_cast<RoundMode>(I)>...};
+}
+constexpr auto kRequantRows = requantTable(std::make_index_sequence<6>());
+
+void requantRow(int64_t *x, uint64_t len, int32_t mult, int sh, int32_t zp, RoundMode rm, DType t) {
+  if (isValidRoundMode(int(rm)))
+    return kRequantRows[size_t(rm)](x, len, mult, sh, zp, intMin(t), intMax(t));
+  for (uint64_t i = 0; i < len; ++i)
+    x[i] = requantize(int32_t(x[i]), mult, sh, zp, rm, t);
+}
+
+/// Per-channel (multiplier, shift) pairs of a requant, its shifts checked.
+Status checkShifts(const Instruction &inst, const MemView &m, std::vector<int64_t> *pairs) {
+  const std::vector<int64_t> pc = loadDense<int64_t>(m, inst.src[1]);
+  for (uint64_t ch = 0; ch < inst.dst.shape[1]; ++ch)
+    if (pc[ch * 2 + 1] < -31 || pc[ch * 2 + 1] > 62)
+      return Status::error("src1: per-channel shift " + std::to_string(pc[ch * 2 + 1]) +
+                           " of channel " + std::to_string(ch) + " is outside [-31, 62]");
+  if (pairs)
+    *pairs = std::move(pc);
+  return Status::OK();
+}
+
+Status requant(const Instruction &inst, const MemView &m, const Result &out) {
   using namespace requant_param;
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
   const int32_t *q = inst.iparam;
   const RoundMode rm = static_cast<RoundMode>(q[Round]);
   const bool perChannel = inst.flags & kFlagPerChannel;
   std::vector<int64_t> pc;
-  if (perChannel) {
-    pc = loadDense<int64_t>(m, b);
-    for (uint64_t ch = 0; ch < d.shape[1]; ++ch)
-      if (pc[ch * 2 + 1] < -31 || pc[ch * 2 + 1] > 62)
-        return Status::error("src1: per-channel shift " + std::to_string(pc[ch * 2 + 1]) +
-                             " of channel " + std::to_string(ch) + " is outside [-31, 62]");
-  }
+  if (perChannel)
+    TPUC_RETURN_IF_ERROR(checkShifts(inst, m, &pc));
   const size_t es = dtypeSize(d.dtype);
   std::vector<int64_t> x;
   const Operand *ops[1] = {&a};
@@ -864,9 +1241,12 @@ Status requant(const Instruction &inst, const MemView &m, uint8_t *out) {
     }
     x.resize(len);
     loadRow(p[0], s[0], a.dtype, len, x.data());
-    for (uint64_t i = 0; i < len; ++i)
-      x[i] = requantize(int32_t(x[i]), mult, sh, q[ZeroPoint], rm, d.dtype);
-    storeRowI(out + idx * es, d.dtype, len, x.data());
+    if (sh >= 0)
+      requantRow(x.data(), len, mult, sh, q[ZeroPoint], rm, d.dtype);
+    else
+      for (uint64_t i = 0; i < len; ++i)
+        x[i] = requantize(int32_t(x[i]), mult, sh, q[ZeroPoint], rm, d.dtype);
+    out.store(idx, len, x.data());
   });
   return Status::OK();
 }
@@ -889,7 +1269,7 @@ inline Window window(int64_t o, int64_t k, int64_t s, int64_t p, int64_t pe, int
 }
 
 template <typename T>
-Status pool(const Instruction &inst, const MemView &m, uint8_t *out) {
+TPUC_KERNEL Status pool(const Instruction &inst, const MemView &m, const Result &out) {
   using namespace pool_param;
   const Operand &d = inst.dst, &a = inst.src[0];
   const int32_t *q = inst.iparam;
@@ -934,13 +1314,13 @@ Status pool(const Instruction &inst, const MemView &m, uint8_t *out) {
           o[oh * OW + ow] = s;
         }
       }
-      storeRow(out + (n * C + ch) * OH * OW * es, d.dtype, OH * OW, o.data());
+      storeRow(out.plane(n, ch), d.dtype, OH * OW, o.data());
     }
   return Status::OK();
 }
 
 template <typename T>
-Status reduce(const Instruction &inst, const MemView &m, uint8_t *out) {
+TPUC_KERNEL Status reduce(const Instruction &inst, const MemView &m, const Result &out) {
   const Operand &d = inst.dst, &a = inst.src[0];
   const ReduceMode mode = static_cast<ReduceMode>(inst.sub_op);
   const int axis = inst.iparam[0];
@@ -976,7 +1356,7 @@ Status reduce(const Instruction &inst, const MemView &m, uint8_t *out) {
           acc[i] = divRound(acc[i], int64_t(L), rm);
       }
   }
-  storeRow(out, d.dtype, r.size(), r.data());
+  out.store(0, r.size(), r.data());
   return Status::OK();
 }
 
@@ -1027,16 +1407,16 @@ Status gather(const Instruction &inst, const MemView &m, uint8_t *out) {
 
 } // namespace
 
-Status executeInstruction(const Instruction &inst, const MemView &m, std::vector<uint8_t> &buf) {
+namespace {
+
+Status dispatch(const Instruction &inst, const MemView &m, const Result &out) {
   const Operand &d = inst.dst;
-  buf.resize(d.numElements() * dtypeSize(d.dtype));
-  uint8_t *out = buf.data();
   const bool fl = isFloat(inst.src[0].valid() ? inst.src[0].dtype : d.dtype);
   switch (inst.op) {
   case Opcode::DmaMove:
     return convert(inst, m, out, static_cast<RoundMode>(inst.iparam[0]));
   case Opcode::DmaGather:
-    return gather(inst, m, out);
+    return gather(inst, m, out.dense);
   case Opcode::DmaFill:
     return fill(inst, out);
   case Opcode::Conv:
@@ -1063,69 +1443,151 @@ Status executeInstruction(const Instruction &inst, const MemView &m, std::vector
   return Status::error("unknown opcode");
 }
 
-bool movesDirectly(const Instruction &inst) {
-  const Operand &d = inst.dst, &a = inst.src[0];
-  return inst.op == Opcode::DmaMove && a.space == Space::DDR && d.space == Space::LMEM &&
-         a.dtype == d.dtype;
+} // namespace
+
+Status executeInstruction(const Instruction &inst, const MemView &m, std::vector<uint8_t> &buf) {
+  buf.resize(inst.dst.numElements() * dtypeSize(inst.dst.dtype));
+  return dispatch(inst, m, Result(m, inst.dst, buf.data()));
 }
+
+bool runsInPlace(const Instruction &inst) {
+  const Operand &d = inst.dst;
+  if (inst.op == Opcode::DmaGather)
+    return false;
+  if (inst.op == Opcode::DmaMove && inst.src[0].dtype == d.dtype)
+    return true;
+  return (d.shape[3] == 1 || d.stride[3] == 1) &&
+         (d.shape[2] == 1 || d.stride[2] == int32_t(d.shape[3]));
+}
+
+Status checkData(const Instruction &inst, const MemView &m) {
+  if (inst.op == Opcode::Requant && (inst.flags & kFlagPerChannel))
+    return checkShifts(inst, m, nullptr);
+  return Status::OK();
+}
+
+Status executeInPlace(const Instruction &inst, const MemView &m) {
+  return dispatch(inst, m, Result(m, inst.dst, nullptr));
+}
+
+namespace {
+
+/// dPlane[c][n] = word n of source plane c (n words sStep bytes apart), in
+/// 16 x 16 tiles: a [N][C] matrix (1x1 filters) is transposed from rows in
+/// DDR to a contiguous run of N per channel.
+void transposeWords(uint64_t N, uint64_t C, uint8_t *const *dPlane, const uint8_t *const *sPlane,
+                    int64_t sStep) {
+  constexpr uint64_t T = 16;
+  uint32_t tile[T][T];
+  for (uint64_t n0 = 0; n0 < N; n0 += T) {
+    const uint64_t nn = std::min(T, N - n0);
+    for (uint64_t c0 = 0; c0 < C; c0 += T) {
+      const uint64_t cc = std::min(T, C - c0);
+      for (uint64_t j = 0; j < cc; ++j) {
+        const uint8_t *src = sPlane[c0 + j] + int64_t(n0) * sStep;
+        for (uint64_t i = 0; i < nn; ++i)
+          tile[j][i] = rd<uint32_t>(src + int64_t(i) * sStep);
+      }
+      for (uint64_t j = 0; j < cc; ++j)
+        std::memcpy(dPlane[c0 + j] + n0 * 4, tile[j], nn * 4);
+    }
+  }
+}
+
+/// Copies the [N][C][H][W] elements of es bytes between two strided
+/// layouts. Channel c starts at dPlane[c] / sPlane[c]; d[k] / s[k] are the
+/// byte strides of n, h and w (index 1 unused). Small planes (filters,
+/// biases) are copied in blocks of images with the channels inside, so the
+/// rows of a source with the channel in the middle ([IC, OC, KH, KW]) stay
+/// in cache while each channel's destination block is written in order.
+void copyPlanes(const uint32_t *shape, int64_t es, uint8_t *const *dPlane, const int64_t *d,
+                const uint8_t *const *sPlane, const int64_t *s) {
+  const uint64_t N = shape[0], C = shape[1], H = shape[2], W = shape[3];
+  const bool flat = H == 1 || (s[2] == int64_t(W) * s[3] && d[2] == int64_t(W) * d[3]);
+  const uint64_t rows = flat ? 1 : H, len = flat ? H * W : W;
+  if (H * W == 1 && es == 4 && d[0] == 4)
+    return transposeWords(N, C, dPlane, sPlane, s[0]);
+  const uint64_t run = len * uint64_t(es);
+  if (rows == 1 && d[3] == es && s[3] == es && H * W > 1 && run <= 512) {
+    // Planes of a few contiguous bytes (3x3 filters): copies of a size
+    // the compiler knows where it is a common one.
+    auto runs = [&](auto bytes, uint64_t n0, uint64_t n1) {
+      for (uint64_t c = 0; c < C; ++c) {
+        uint8_t *dp = dPlane[c] + int64_t(n0) * d[0];
+        const uint8_t *sp = sPlane[c] + int64_t(n0) * s[0];
+        for (uint64_t n = n0; n < n1; ++n, dp += d[0], sp += s[0])
+          std::memcpy(dp, sp, decltype(bytes)::value);
+      }
+    };
+    for (uint64_t n0 = 0; n0 < N; n0 += 64) {
+      const uint64_t n1 = std::min(N, n0 + 64);
+      if (run == 36)
+        runs(std::integral_constant<size_t, 36>(), n0, n1);
+      else if (run == 9)
+        runs(std::integral_constant<size_t, 9>(), n0, n1);
+      else
+        for (uint64_t c = 0; c < C; ++c)
+          for (uint64_t n = n0; n < n1; ++n)
+            copyElems(dPlane[c] + int64_t(n) * d[0], es, sPlane[c] + int64_t(n) * s[0], es, len, es);
+    }
+    return;
+  }
+  const uint64_t block = H * W * uint64_t(es) <= 512 ? 64 : 1;
+  for (uint64_t n0 = 0; n0 < N; n0 += block) {
+    const uint64_t n1 = std::min(N, n0 + block);
+    for (uint64_t c = 0; c < C; ++c) {
+      uint8_t *dp = dPlane[c];
+      const uint8_t *sp = sPlane[c];
+      if (H * W == 1) { // one element per plane: along n
+        copyElems(dp + int64_t(n0) * d[0], d[0], sp + int64_t(n0) * s[0], s[0], n1 - n0, es);
+        continue;
+      }
+      for (uint64_t n = n0; n < n1; ++n)
+        for (uint64_t h = 0; h < rows; ++h)
+          copyElems(dp + int64_t(n) * d[0] + int64_t(h) * d[2], d[3],
+                    sp + int64_t(n) * s[0] + int64_t(h) * s[2], s[3], len, es);
+    }
+  }
+}
+
+/// Byte strides of n, h, w of o (0 where the dimension is 1: broadcast).
+void byteStrides(const Operand &o, int64_t st[4]) {
+  const int64_t es = int64_t(dtypeSize(o.dtype));
+  for (int k = 0; k < 4; ++k)
+    st[k] = o.shape[k] == 1 ? 0 : o.stride[k] * es;
+}
+
+/// Base pointers of the planes (0, c) of o for the C channels of a result.
+uint8_t *const *planePointers(const MemView &m, const Operand &o, uint64_t C, int slot) {
+  thread_local std::vector<uint8_t *> bufs[2];
+  std::vector<uint8_t *> &v = bufs[slot];
+  v.resize(C);
+  for (uint64_t c = 0; c < C; ++c)
+    v[c] = m.plane(o, 0, o.shape[1] == 1 ? 0 : c);
+  return v.data();
+}
+
+} // namespace
 
 void moveDirect(const MemView &m, const Instruction &inst) {
   const Operand &d = inst.dst, &a = inst.src[0];
-  const int64_t es = int64_t(dtypeSize(d.dtype));
-  const uint64_t N = d.shape[0], C = d.shape[1], H = d.shape[2], W = d.shape[3];
-  auto strides = [&](const Operand &o, int64_t st[4]) {
-    for (int k = 0; k < 4; ++k)
-      st[k] = o.shape[k] == 1 ? 0 : o.stride[k] * es;
-  };
   int64_t sa[4], sd[4];
-  strides(a, sa);
-  strides(d, sd);
-  const bool flat = H == 1 || (sa[2] == int64_t(W) * sa[3] && sd[2] == int64_t(W) * sd[3]);
-  const uint64_t rows = flat ? 1 : H, len = flat ? H * W : W;
-  for (uint64_t c = 0; c < C; ++c) {
-    uint8_t *dst = m.plane(d, 0, c);
-    const uint8_t *src = m.plane(a, 0, a.shape[1] == 1 ? 0 : c);
-    if (H * W == 1) { // one element per plane (biases, 1x1 filters): along n
-      copyElems(dst, sd[0], src, sa[0], N, es);
-      continue;
-    }
-    for (uint64_t n = 0; n < N; ++n)
-      for (uint64_t h = 0; h < rows; ++h)
-        copyElems(dst + int64_t(n) * sd[0] + int64_t(h) * sd[2], sd[3],
-                  src + int64_t(n) * sa[0] + int64_t(h) * sa[2], sa[3], len, es);
-  }
+  byteStrides(a, sa);
+  byteStrides(d, sd);
+  copyPlanes(d.shape, int64_t(dtypeSize(d.dtype)), planePointers(m, d, d.shape[1], 0), sd,
+             planePointers(m, a, d.shape[1], 1), sa);
 }
 
 void storeDense(const MemView &m, const Operand &dst, const uint8_t *data) {
   const int64_t es = int64_t(dtypeSize(dst.dtype));
-  const uint64_t N = dst.shape[0], C = dst.shape[1], H = dst.shape[2], W = dst.shape[3];
-  const uint64_t HW = H * W;
-  const int64_t sh = dst.stride[2] * es, sw = dst.stride[3] * es, sn = dst.stride[0] * es;
-  const bool flat = H == 1 || sh == int64_t(W) * sw;
-  const uint64_t rows = flat ? 1 : H, len = flat ? HW : W;
-  std::vector<uint8_t *> planes(C);
+  const uint64_t C = dst.shape[1], HW = uint64_t(dst.shape[2]) * dst.shape[3];
+  int64_t sd[4], ss[4] = {int64_t(C * HW) * es, 0, int64_t(dst.shape[3]) * es, es};
+  byteStrides(dst, sd);
+  thread_local std::vector<const uint8_t *> src;
+  src.resize(C);
   for (uint64_t c = 0; c < C; ++c)
-    planes[c] = m.plane(dst, 0, c);
-  // Blocks of images, channels inside: filters ([IC, OC, KH, KW], the
-  // channel in the middle) are read from a few rows at a time while each
-  // channel's destination block is written contiguously.
-  constexpr uint64_t kImages = 16;
-  for (uint64_t n0 = 0; n0 < N; n0 += kImages) {
-    const uint64_t n1 = std::min(N, n0 + kImages);
-    for (uint64_t c = 0; c < C; ++c) {
-      if (HW == 1) {
-        copyElems(planes[c] + int64_t(n0) * sn, sn, data + (n0 * C + c) * es, int64_t(C) * es,
-                  n1 - n0, es);
-        continue;
-      }
-      for (uint64_t n = n0; n < n1; ++n) {
-        const uint8_t *in = data + (n * C + c) * HW * es;
-        uint8_t *base = planes[c] + int64_t(n) * sn;
-        for (uint64_t h = 0; h < rows; ++h)
-          copyElems(base + int64_t(h) * sh, sw, in + h * len * es, es, len, es);
-      }
-    }
-  }
+    src[c] = data + c * HW * es;
+  copyPlanes(dst.shape, es, planePointers(m, dst, C, 0), sd, src.data(), ss);
 }
 
 } // namespace chip

@@ -15,6 +15,7 @@
 #include "tpuc/Chip/ISA.h"
 #include "tpuc/Chip/Status.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -38,6 +39,17 @@ struct MemView {
     return lmem + (lc % lanes) * lane_bytes + o.addr +
            (int64_t(n) * o.stride[0] + int64_t(lc / lanes) * o.stride[1]) * es;
   }
+  /// Byte pitch from channel c's plane to channel c + 1's, and how many
+  /// channels from c keep it: the rest of the operand in DDR, the rest of
+  /// c's row of lanes in local memory.
+  uint64_t channelRun(const Operand &o, uint64_t c, int64_t &pitch) const {
+    if (o.space == Space::DDR) {
+      pitch = int64_t(o.stride[1]) * int64_t(dtypeSize(o.dtype));
+      return o.shape[1] - c;
+    }
+    pitch = int64_t(lane_bytes);
+    return std::min<uint64_t>(o.shape[1] - c, lanes - (o.start_lane + c) % lanes);
+  }
   uint8_t *at(const Operand &o, uint64_t n, uint64_t c, uint64_t h, uint64_t w) const {
     int64_t es = int64_t(dtypeSize(o.dtype));
     return plane(o, n, c) + (int64_t(h) * o.stride[2] + int64_t(w) * o.stride[3]) * es;
@@ -48,13 +60,16 @@ struct MemView {
 Status executeInstruction(const Instruction &inst, const MemView &m,
                           std::vector<uint8_t> &out);
 
-/// Whether `inst` may run at its end cycle straight into its destination
-/// instead of through a result buffer: a same-type load from DDR into local
-/// memory. Between its start and its end only TIU results commit, and TIU
-/// writes local memory only, so the DDR it reads is the same at both times.
-bool movesDirectly(const Instruction &inst);
-/// Executes such a move from source to destination.
-void moveDirect(const MemView &m, const Instruction &inst);
+/// Whether the kernel of `inst` can write its destination in place (the
+/// caller checks that no source overlaps it): every opcode but gathers,
+/// for destinations whose (n, c) planes are dense (any layout for moves
+/// that keep the element type).
+bool runsInPlace(const Instruction &inst);
+/// The checks of `inst` that depend on operand data (per-channel requant
+/// shifts), for an instruction executed in place later.
+Status checkData(const Instruction &inst, const MemView &m);
+/// Computes `inst` straight into its destination.
+Status executeInPlace(const Instruction &inst, const MemView &m);
 
 /// Writes the dense NCHW elements `data` into the strided operand `dst`.
 void storeDense(const MemView &m, const Operand &dst, const uint8_t *data);

@@ -63,6 +63,13 @@ uint64_t gdmaOverlappedCycles(const Instruction &inst, const Target &t);
 
 struct MemView; // operand addressing of the functional kernels
 
+/// Frees the simulated memories (mapped: the size of their mapping, 0 for
+/// heap memory).
+struct MemoryRelease {
+  uint64_t mapped = 0;
+  void operator()(uint8_t *p) const;
+};
+
 class CModel {
 public:
   /// Called after an instruction's results are committed.
@@ -90,14 +97,23 @@ public:
 
 private:
   struct Pending;
+  /// Computes the result of `inst` into out's buffer.
   Status compute(const Instruction &inst, Pending &out);
-  /// Writes p's result to memory and keeps its buffer for a later result.
-  void commit(Pending &p);
+  /// Writes p's result to memory (computing it there if it runs in place)
+  /// and keeps its buffer for a later result.
+  Status commit(Pending &p);
+  /// Whether `inst`, ending at `end`, may compute at its end straight into
+  /// its destination: it reads none of it, and none of the results that
+  /// commit before its end changes what it reads.
+  bool mayRunInPlace(const Instruction &inst, uint64_t end,
+                     const std::vector<Pending> &pending) const;
   MemView memView() const;
 
+  using Memory = std::unique_ptr<uint8_t[], MemoryRelease>;
+  static Memory allocateZeroed(uint64_t bytes);
+
   Target target_;
-  std::unique_ptr<uint8_t[], void (*)(void *)> ddr_{nullptr, free};
-  std::unique_ptr<uint8_t[], void (*)(void *)> lmem_{nullptr, free};
+  Memory ddr_, lmem_;
   uint64_t ddr_size_ = 0;
   std::vector<std::vector<uint8_t>> spare_; // result buffers to reuse
   // Test-only fault injection: results of instructions of this name

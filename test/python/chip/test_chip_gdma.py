@@ -87,6 +87,30 @@ def test_float_to_int8_round_saturate(edge, mode, fn):
     assert p.read(out).tolist() == np.clip(fn(x.astype(np.float64)), -128, 127).astype(np.int8).tolist()
 
 
+@pytest.mark.parametrize("dst", [np.int8, np.uint8])
+@pytest.mark.parametrize("mode,fn", [
+    (rt.RoundMode.HALF_TO_EVEN, np.rint),
+    (rt.RoundMode.HALF_AWAY_FROM_ZERO, lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5)),
+])
+def test_float_to_8bit_rows(edge, rng, dst, mode, fn):
+    """Long rows (the vectorised path): halves, near-halves, values past
+    the bounds, infinities and NaN (-> 0)."""
+    halves = np.round(rng.uniform(-300, 300, 1500) * 2) / 2
+    near = np.nextafter(halves, np.inf * rng.choice([-1, 1], halves.size))
+    x = np.concatenate([halves, near, rng.standard_normal(500) * 100,
+                        [np.inf, -np.inf, np.nan, -0.0, 1e30, -1e30]]).astype(np.float32)
+    x = x.reshape(1, 1, 1, -1)
+    p = Prog(edge)
+    src = p.ddr_in(x)
+    out = p.ddr_out(x.shape, dst)
+    p.b.gdma(rt.make_dma_move(out, src, mode))
+    p.run()
+    info = np.iinfo(dst)
+    with np.errstate(invalid="ignore"):
+        ref = np.clip(np.nan_to_num(fn(x.astype(np.float64)), nan=0.0), info.min, info.max)
+    assert p.read(out).tolist() == ref.astype(dst).tolist()
+
+
 def test_int_conversions(edge):
     x = np.array([-2**31, -129, -1, 0, 200, 255, 256, 2**31 - 1], np.int32).reshape(1, 1, 1, -1)
     p = Prog(edge)

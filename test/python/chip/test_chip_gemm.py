@@ -1,10 +1,10 @@
 """The cmodel's GEMM-based kernels: integer matmuls and convolutions stay
 exact past the K slices in which they are summed in float (worst-case
-operands), and float results do not depend on TPUC_CMODEL_THREADS."""
+operands), and float results do not depend on TPUC_CMODEL_THREADS (unset: every core)."""
 import numpy as np
 import pytest
 
-from chiputil import Prog, f64
+from chiputil import Prog, conv_ref, f64
 from tpuc import runtime as rt
 
 
@@ -60,3 +60,33 @@ def test_float_matmul_independent_of_threads(edge, rng, monkeypatch):
     assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[1], runs[2])
     ref = f64(a[0, :, 0]) @ f64(b[0, :, 0])
     np.testing.assert_allclose(runs[0][0, :, 0], ref, rtol=1e-4, atol=1e-3)
+
+
+def run_conv(tgt, x, w, b, groups, start_lane):
+    p = Prog(tgt)
+    xl, wl, bl = p.load(x), p.load(w, start_lane), p.load(b, start_lane)
+    o = p.lmem([1, w.shape[1], x.shape[2], x.shape[3]], rt.DType.F32, start_lane)
+    p.tiu(rt.make_conv(o, xl, wl, bl, pads=(1, 1, 1, 1), groups=groups, relu=True))
+    out = p.store(o)
+    p.run()
+    return p.read(out)
+
+
+@pytest.mark.parametrize("groups", [1, 40])
+def test_float_conv_independent_of_threads(edge, rng, monkeypatch, groups):
+    """Convolutions large enough for several GEMM threads (and depthwise
+    ones), with output channels over three rows of lanes starting mid-row,
+    give the same bits on one thread, two and the default."""
+    x = rng.standard_normal((1, 40, 24, 24)).astype(np.float32)
+    w = rng.standard_normal((40 // groups, 40, 3, 3)).astype(np.float32)
+    b = rng.standard_normal((1, 40, 1, 1)).astype(np.float32)
+    runs = []
+    for threads in ("1", "2", None):
+        if threads is None:
+            monkeypatch.delenv("TPUC_CMODEL_THREADS", raising=False)
+        else:
+            monkeypatch.setenv("TPUC_CMODEL_THREADS", threads)
+        runs.append(run_conv(edge, x, w, b, groups, start_lane=5))
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[1], runs[2])
+    ref = np.maximum(conv_ref(x, w, b, (1, 1), (1, 1), (1, 1, 1, 1), groups), 0)
+    np.testing.assert_allclose(runs[0], ref, rtol=1e-4, atol=1e-4)
