@@ -142,3 +142,47 @@ def test_model_runner_reports_a_race_in_one_line(raw, tmp_path):
     bad.write_bytes(edited(raw, lambda bm, p: no_waits(bm, p, ("tiu",))))
     tool("model_runner", "--model", bad, "--input", INPUT).assert_clean_error(
         "race.bmodel", "race: ")
+
+
+def test_target_lanes_differ_from_the_code(raw):
+    # The embedded target edited to 32 lanes (the code was generated for 16).
+    b = bytearray(raw)
+    trgt = next(s for s in bb.sections(raw) if s.tag == b"TRGT")
+    body = bytes(b[trgt.body:trgt.body + trgt.length])
+    edited_body = re.sub(rb'("lanes":\s*)16\b', rb"\g<1>32", body)
+    assert edited_body != body and len(edited_body) == len(body)
+    b[trgt.body:trgt.body + trgt.length] = edited_body
+    reject(bb.reseal(b), "generated for 16 lanes but target 'tpu_edge' has 32")
+
+
+def inflight_writes(fillers: int) -> rt.BModel:
+    """A fill of x's local buffer, `fillers` unrelated requests, then the
+    load of x into the same buffer: nothing but the GDMA queue depth orders
+    the two writes."""
+    t = rt.load_target("tpu_edge")
+    F, shape = rt.DType.F32, [1, 16, 4, 4]
+    xl, yl = rt.lmem_tensor(0, shape, F), rt.lmem_tensor(4096, shape, F)
+    sb = rt.StreamBuilder()
+    sb.gdma(rt.make_dma_fill(xl, 0.0))
+    for k in range(fillers):
+        sb.gdma(rt.make_dma_fill(rt.lmem_tensor(1024 + 64 * k, shape, F), 1.0))
+    g = sb.gdma(rt.make_dma_move(xl, rt.ddr_tensor(0, shape, F)))
+    relu = sb.tiu(rt.make_active(rt.ActOp.RELU, yl, xl), g)
+    sb.gdma(rt.make_dma_move(rt.ddr_tensor(4096, shape, F), yl), relu)
+    return rt.build_bmodel(t, sb.tiu_stream, sb.gdma_stream,
+                           [rt.TensorInfo("x", F, shape, ddr_addr=0)],
+                           [rt.TensorInfo("y", F, shape, ddr_addr=4096)])
+
+
+def test_overlapping_writes_in_flight_are_rejected():
+    depth = rt.load_target("tpu_edge").gdma_queue_depth
+    for fillers in range(depth - 1):
+        with pytest.raises(rt.ChipError, match=(
+                rf"race: GDMA instruction #0 \(id 1, dma_fill\) writes LMEM .* which "
+                rf"GDMA instruction #{fillers + 1} \(id {fillers + 2}, dma_move\) also "
+                r"writes \(dst\) while both may be in flight")):
+            inflight_writes(fillers).validate()
+    # depth - 1 requests between them: the fill has completed when the load starts.
+    m = rt.Model(rt.serialize_bmodel(inflight_writes(depth - 1)))
+    x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(1, 16, 4, 4)
+    np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], np.maximum(x, 0))
