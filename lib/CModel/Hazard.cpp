@@ -14,14 +14,6 @@
 // Every such pair whose memory footprints overlap with at least one write is
 // a race: its outcome depends on timing.
 //
-// GDMA itself keeps up to gdma.queue_depth requests in flight. A request
-// starts only once the requests queue_depth before it completed, once
-// whatever its waits imply completed (through TIU), and once no outstanding
-// request writes what it reads (the read-after-write interlock, which
-// compares byte offsets whatever the lanes). Two
-// requests that may still be in flight together must not write overlapping
-// memory: which write lands last would then be the memory system's choice.
-//
 //===----------------------------------------------------------------------===//
 #include "tpuc/Chip/ISA.h"
 
@@ -66,13 +58,10 @@ Footprint footprintOf(const Instruction &inst, const Target &t) {
   return f;
 }
 
-/// Same space and overlapping byte offsets, whatever the lanes.
-bool sameBytes(const Access &a, const Access &b) {
-  return a.space == b.space && a.lo < b.hi && b.lo < a.hi;
-}
-
 bool conflict(const Access &a, const Access &b) {
-  if (!(a.write || b.write) || !sameBytes(a, b))
+  if (a.space != b.space || !(a.write || b.write))
+    return false;
+  if (a.hi <= b.lo || b.hi <= a.lo)
     return false;
   return a.space != Space::LMEM || (a.laneLo < b.laneHi && b.laneLo < a.laneHi);
 }
@@ -88,42 +77,6 @@ std::string range(const Access &a) {
   if (a.space == Space::LMEM)
     s += " of lanes [" + std::to_string(a.laneLo) + ", " + std::to_string(a.laneHi) + ")";
   return s;
-}
-
-std::string racePair(const Instruction &wi, size_t wk, const Access &w,
-                     const Instruction &ri, size_t rk, const Access &r) {
-  return "race: " + describe(wi, wk) + " writes " + range(w) + " (" + w.field + ") which " +
-         describe(ri, rk) + " " + (r.write ? "also writes" : "reads") + " (" + r.field + ")";
-}
-
-/// Two GDMA requests in flight at once never write overlapping memory.
-Status checkInFlightWrites(const std::vector<Instruction> &gdma,
-                          const std::vector<Footprint> &gf,
-                          const std::vector<uint32_t> &seenByTiu,
-                          const std::vector<uint32_t> &seenByGdma, size_t depth) {
-  size_t T = seenByTiu.size() - 1;
-  for (size_t b = 2; b <= gdma.size(); ++b) {
-    // GDMA ids <= done have completed before b starts.
-    size_t w = std::min<size_t>(seenByGdma[b], T);
-    size_t done = std::max<size_t>(seenByTiu[w], b > depth ? b - depth : 0);
-    const Footprint &y = gf[b - 1];
-    for (size_t j = b - 1; j > done; --j) {
-      const Footprint &x = gf[j - 1];
-      bool interlock = false;
-      for (int i = 0; i < x.n; ++i)
-        for (int k = 0; k < y.n; ++k)
-          interlock |= x.acc[i].write && !y.acc[k].write && sameBytes(x.acc[i], y.acc[k]);
-      if (interlock) // b waits for j, hence for every earlier request
-        break;
-      for (int i = 0; i < x.n; ++i)
-        for (int k = 0; k < y.n; ++k)
-          if (x.acc[i].write && y.acc[k].write && conflict(x.acc[i], y.acc[k]))
-            return Status::error(racePair(gdma[j - 1], j - 1, x.acc[i], gdma[b - 1], b - 1,
-                                          y.acc[k]) +
-                                 " while both may be in flight, and no wait orders the two");
-    }
-  }
-  return Status::OK();
 }
 
 } // namespace
@@ -169,16 +122,20 @@ Status checkHazards(const std::vector<Instruction> &tiu,
       for (int i = 0; i < x.n; ++i)
         for (int j = 0; j < y.n; ++j)
           if (conflict(x.acc[i], y.acc[j])) {
+            const Access &w = x.acc[i].write ? x.acc[i] : y.acc[j];
+            const Access &r = x.acc[i].write ? y.acc[j] : x.acc[i];
             bool tiuWrites = x.acc[i].write;
+            const char *kind = w.write && r.write ? "also writes" : "reads";
             return Status::error(
-                (tiuWrites ? racePair(tiu[a - 1], a - 1, x.acc[i], gdma[b - 1], b - 1, y.acc[j])
-                           : racePair(gdma[b - 1], b - 1, y.acc[j], tiu[a - 1], a - 1, x.acc[i])) +
-                ", and no wait orders the two");
+                "race: " + describe(tiuWrites ? tiu[a - 1] : gdma[b - 1],
+                                    tiuWrites ? a - 1 : b - 1) +
+                " writes " + range(w) + " (" + w.field + ") which " +
+                describe(tiuWrites ? gdma[b - 1] : tiu[a - 1], tiuWrites ? b - 1 : a - 1) +
+                " " + kind + " (" + r.field + "), and no wait orders the two");
           }
     }
   }
-  return checkInFlightWrites(gdma, gf, seenByTiu, seenByGdma,
-                             std::max<uint32_t>(1, t.gdma_queue_depth));
+  return Status::OK();
 }
 
 } // namespace chip
