@@ -8,8 +8,8 @@
 #   3. the checked-in corpus and RUNS mutated npz files through the C++ npz
 #      reader, and RUNS mutated bmodels through the loader, verifier and
 #      cmodel, each case in its own process.
-# Any sanitizer report fails the job. Too slow for CI on 2 cores (about an
-# hour from scratch); see docs/reliability.md.
+# Any sanitizer report fails the job. Too slow for CI on 2 cores (a second
+# full build and slower tests); see docs/reliability.md.
 #   RUNS=300 PYTEST_ARGS="test/python/chip" bash scripts/sanitize.sh
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
