@@ -3,8 +3,9 @@
 # backend libraries, the chip library, the tpuc.mlir and runtime Python
 # modules) built with ASan + UBSan in build-asan/, then
 #   1. lit on that build (its tpuc-opt),
-#   2. a pytest subset with the tpuc package pointed at its Python modules
-#      (CPython is not instrumented: the sanitizer runtimes are preloaded),
+#   2. the default pytest suite with the tpuc package pointed at its Python
+#      modules (CPython is not instrumented: the sanitizer runtimes are
+#      preloaded),
 #   3. the checked-in corpus and RUNS mutated npz files through the C++ npz
 #      reader, and RUNS mutated bmodels through the loader, verifier and
 #      cmodel, each case in its own process.
@@ -61,14 +62,19 @@ asan_python -c 'import tpuc.runtime, tpuc.compiler, sys
 assert "build-asan" in tpuc.runtime._rt.__file__, tpuc.runtime._rt.__file__'
 
 echo "[tpuc] pytest under ASan+UBSan"
-# The C++ side end to end: the chip library and cmodel, the bmodel verifier
-# and bad-input tests, the ONNX frontend, the Top/Tpu passes and interpreter,
-# lowering and codegen of every op.
-# shellcheck disable=SC2086
-asan_python -m pytest -q -n "${TPUC_TEST_JOBS:-2}" -p no:cacheprovider -m "not slow" \
-  ${PYTEST_ARGS:-test/python/chip test/python/reliability test/python/top test/python/tpu \
-   test/python/frontend/test_model_transform.py test/python/backend/test_codegen_ops.py \
-   test/python/backend/test_codegen_int8.py}
+# The default suite (not the wheel test), in groups whose conftest modules
+# do not clash; PYTEST_ARGS runs only those paths instead.
+if [ -n "${PYTEST_ARGS:-}" ]; then
+  GROUPS_=("$PYTEST_ARGS")
+else
+  GROUPS_=("test/python/chip" "test/python/fx" "test/python/reliability test/python/top test/python/tpu"
+           "test/python/backend test/python/frontend test/python/quant test/python/calibration test/python/test_onnx_reference.py test/python/test_top_builders.py"
+           "test/python/op_tools test/python/tools test/python/e2e test/python/test_zoo.py test/python/test_npz_tool.py")
+fi
+for group in "${GROUPS_[@]}"; do
+  # shellcheck disable=SC2086
+  asan_python -m pytest -q -n "${TPUC_TEST_JOBS:-2}" -p no:cacheprovider -m "not slow" $group
+done
 
 echo "[tpuc] npz reader under ASan+UBSan: corpus and $RUNS mutations"
 python - "$RUNS" "$WORK" <<'PY'
