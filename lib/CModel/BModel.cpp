@@ -157,6 +157,10 @@ Status validateBModel(const BModel &m) {
       return Status::error(where + ": network names must be non-empty and unique");
     if (n.inputs.empty() || n.outputs.empty())
       return Status::error(where + ": a network needs at least one input and one output");
+    if (n.lanes && n.lanes != m.target.lanes)
+      return Status::error(where + ": its code was generated for " + std::to_string(n.lanes) +
+                           " lanes but target '" + m.target.name + "' has " +
+                           std::to_string(m.target.lanes));
     std::set<std::string> io;
     for (const TensorInfo &t : n.inputs) {
       TPUC_RETURN_IF_ERROR(checkTensor(t, where + " input", act));
@@ -374,6 +378,7 @@ Status serializeBModel(const BModel &m, std::vector<uint8_t> &outBytes, bool val
     }
     o.u32(kIsaVersion);
     o.u32(uint32_t(kInstBytes));
+    o.u32(n.lanes ? n.lanes : m.target.lanes);
     o.u32(uint32_t(n.tiu.size()));
     o.u32(uint32_t(n.gdma.size()));
     uint8_t rec[kInstBytes];
@@ -517,6 +522,7 @@ Status parseBModel(const uint8_t *data, size_t size, BModel &out) {
       }
       uint32_t isa = b.u32("ISA version");
       uint32_t rec = b.u32("instruction size");
+      n.lanes = b.u32("lanes");
       uint32_t ntiu = b.u32("TIU count");
       uint32_t ngdma = b.u32("GDMA count");
       if (!b.err.ok())
@@ -526,6 +532,8 @@ Status parseBModel(const uint8_t *data, size_t size, BModel &out) {
       if (rec != kInstBytes)
         return Status::error(b.where + ": instruction size " + std::to_string(rec) +
                              " != " + std::to_string(kInstBytes));
+      if (n.lanes == 0)
+        return Status::error(b.where + ": lane count is 0");
       uint64_t need = (uint64_t(ntiu) + ngdma) * kInstBytes;
       if (need > b.size - b.pos)
         return Status::error(b.where + ": truncated instruction streams (" + std::to_string(ntiu) +

@@ -58,6 +58,22 @@ _NUMERIC = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.B
             onnx.TensorProto.BOOL}
 
 
+def _check_text(model: onnx.ModelProto, name: str) -> None:
+    """ONNX string fields may hold bytes that are not UTF-8 (protobuf then
+    hands them over as bytes, not str)."""
+    g = model.graph
+    for k, node in enumerate(g.node):
+        texts = [node.name, node.op_type, node.domain, *node.input, *node.output,
+                 *(a.name for a in node.attribute)]
+        if not all(isinstance(t, str) for t in texts):
+            raise FrontendError(f"node #{k}: a name, op type, domain, edge or attribute "
+                                f"name is not valid UTF-8", model=name)
+    for v in (*g.input, *g.output, *g.initializer, *g.value_info, *model.opset_import):
+        if not isinstance(getattr(v, "name", getattr(v, "domain", "")), str):
+            raise FrontendError("a graph input, output, initializer or opset name is not "
+                                "valid UTF-8", model=name)
+
+
 def check_structure(model: onnx.ModelProto, name: str, opset: int) -> None:
     """What must hold before anything runs the model: a known IR version,
     unique output names, attributes the op's schema knows with the schema's
@@ -353,7 +369,9 @@ def prepare(path: str | Path, input_shapes: list[list[int]] | None = None
             ) -> onnx.ModelProto:
     """Loads `path` and returns a statically shaped, constant-folded model."""
     name = str(path)
-    model = upgrade_opset(load_model(path), name)
+    model = load_model(path)
+    _check_text(model, name)
+    model = upgrade_opset(model, name)
     opset = opset_of(model, name)
     check_structure(model, name, opset)
     override_input_shapes(model, input_shapes, name)

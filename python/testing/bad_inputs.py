@@ -41,6 +41,11 @@ def _conv(path, x_shape=(1, 3, 8, 8), w_shape=(4, 3, 3, 3), elem=T.FLOAT, attr=N
     return _save(h.make_graph([node], "g", [x], [y], [w]), path, ir_version)
 
 
+def valid_conv(path: Path) -> Path:
+    """The undamaged model the ONNX builders start from."""
+    return _conv(path)
+
+
 def _gather_out_of_range(path):
     x = h.make_tensor_value_info("x", T.FLOAT, [4, 5])
     y = h.make_tensor_value_info("y", T.FLOAT, None)

@@ -118,6 +118,8 @@ def _mutate_onnx(seed: bytes, rng: random.Random) -> bytes:
     m = onnx.load_from_string(seed)
     g = m.graph
     for _ in range(rng.randint(1, 3)):
+        if not g.node:
+            break
         k = rng.randrange(6)
         node = rng.choice(list(g.node))
         if k == 0 and node.attribute:  # revalue (mostly keeping the type) an attribute
@@ -211,11 +213,16 @@ TARGETS: dict[str, tuple[Callable, Callable, Callable, str]] = {
 
 # --- driver -------------------------------------------------------------------
 
-def _child(run: Callable, path: Path, ctx: dict) -> None:
-    """Runs one case and leaves through os._exit with its outcome's code."""
+def expected_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions a reader raises for bad input (one line each)."""
     from tpuc.compiler import CompileError
     from tpuc.runtime import ChipError
 
+    return (ValueError, OSError, CompileError, ChipError)
+
+
+def _child(run: Callable, path: Path, ctx: dict) -> None:
+    """Runs one case and leaves through os._exit with its outcome's code."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     err = os.open(str(path) + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(devnull, 1)
@@ -223,7 +230,7 @@ def _child(run: Callable, path: Path, ctx: dict) -> None:
     code = 0
     try:
         run(path, ctx)
-    except (ValueError, OSError, CompileError, ChipError) as e:
+    except expected_errors() as e:
         print(f"{type(e).__name__}: {e}", file=sys.stderr)
         code = 1
     except BaseException:  # noqa: BLE001 - classifying is the point
@@ -273,8 +280,7 @@ def fuzz(target: str, runs: int, seed: int = 0, workdir: Path | None = None,
     seed_path = work / f"seed{ext}"
     seed_path.write_bytes(base)
     run(seed_path, ctx)
-    from tpuc.compiler import CompileError  # noqa: F401 - warm imports for _child
-    from tpuc.runtime import ChipError  # noqa: F401
+    expected_errors()  # warm imports for _child
     rng = random.Random(seed)
     counts: Counter = Counter()
     for n in range(runs):

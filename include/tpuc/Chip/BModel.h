@@ -29,7 +29,7 @@ namespace tpuc {
 namespace chip {
 
 constexpr char kBModelMagic[8] = {'T', 'P', 'U', 'C', 'B', 'M', 'D', 'L'};
-constexpr uint32_t kBModelVersion = 1;
+constexpr uint32_t kBModelVersion = 2;
 constexpr size_t kBModelHeaderBytes = 40;
 constexpr uint32_t kMaxTensorRank = 8;
 
@@ -69,6 +69,11 @@ struct Network {
   std::vector<TensorInfo> inputs, outputs;
   std::vector<Instruction> tiu, gdma;
   std::vector<NamedTensor> tensors;
+  /// Lanes the code was generated for. A loaded network always has it; 0 in
+  /// a network being built means the model's target (the writer fills it in).
+  /// The verifier rejects a network whose lanes differ from the target's: the
+  /// same code on another lane count puts channels on other lanes.
+  uint32_t lanes = 0;
 };
 
 struct BModel {

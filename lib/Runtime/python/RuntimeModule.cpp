@@ -420,7 +420,8 @@ PYBIND11_MODULE(_runtime, m) {
       .def_readwrite("outputs", &Network::outputs)
       .def_readwrite("tiu", &Network::tiu)
       .def_readwrite("gdma", &Network::gdma)
-      .def_readwrite("tensors", &Network::tensors);
+      .def_readwrite("tensors", &Network::tensors)
+      .def_readwrite("lanes", &Network::lanes);
   py::class_<BModel>(m, "BModel")
       .def(py::init([](Target t, DdrPlan p, const py::buffer &w, std::vector<Network> nets, std::string prod) {
              BModel b; b.target = std::move(t); b.plan = p; b.weights = bufferVec(w);

@@ -142,3 +142,43 @@ def test_model_runner_reports_a_race_in_one_line(raw, tmp_path):
     bad.write_bytes(edited(raw, lambda bm, p: no_waits(bm, p, ("tiu",))))
     tool("model_runner", "--model", bad, "--input", INPUT).assert_clean_error(
         "race.bmodel", "race: ")
+
+
+def test_target_lanes_differ_from_the_code(raw):
+    # The embedded target edited to 32 lanes (the code was generated for 16).
+    b = bytearray(raw)
+    trgt = next(s for s in bb.sections(raw) if s.tag == b"TRGT")
+    body = bytes(b[trgt.body:trgt.body + trgt.length])
+    edited_body = re.sub(rb'("lanes":\s*)16\b', rb"\g<1>32", body)
+    assert edited_body != body and len(edited_body) == len(body)
+    b[trgt.body:trgt.body + trgt.length] = edited_body
+    reject(bb.reseal(b), "generated for 16 lanes but target 'tpu_edge' has 32")
+
+
+def inflight_writes(fillers: int) -> rt.BModel:
+    """A fill of x's local buffer, `fillers` unrelated requests, then the
+    load of x into the same buffer: nothing but the GDMA queue orders the two
+    writes."""
+    t = rt.load_target("tpu_edge")
+    F, shape = rt.DType.F32, [1, 16, 4, 4]
+    xl, yl = rt.lmem_tensor(0, shape, F), rt.lmem_tensor(4096, shape, F)
+    sb = rt.StreamBuilder()
+    sb.gdma(rt.make_dma_fill(xl, 0.0))
+    for k in range(fillers):
+        sb.gdma(rt.make_dma_fill(rt.lmem_tensor(1024 + 64 * k, shape, F), 1.0))
+    g = sb.gdma(rt.make_dma_move(xl, rt.ddr_tensor(0, shape, F)))
+    relu = sb.tiu(rt.make_active(rt.ActOp.RELU, yl, xl), g)
+    sb.gdma(rt.make_dma_move(rt.ddr_tensor(4096, shape, F), yl), relu)
+    return rt.build_bmodel(t, sb.tiu_stream, sb.gdma_stream,
+                           [rt.TensorInfo("x", F, shape, ddr_addr=0)],
+                           [rt.TensorInfo("y", F, shape, ddr_addr=4096)])
+
+
+def test_overlapping_writes_in_flight_land_in_program_order():
+    # GDMA requests complete in order (isa.md), so two in flight writing the
+    # same bytes are ordered: the later one's data stays, whatever the gap.
+    # The compiler relies on it (a padding fill, then the interior's load).
+    x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(1, 16, 4, 4)
+    for fillers in range(rt.load_target("tpu_edge").gdma_queue_depth):
+        m = rt.Model(rt.serialize_bmodel(inflight_writes(fillers)))
+        np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], np.maximum(x, 0))
