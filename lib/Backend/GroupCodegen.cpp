@@ -228,7 +228,11 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     DType t = chipDType(res.getType());
     if (rows && (!cg.localElementwise() || getShape(res) != rowsOf))
       return failure();
-    if (!rows && getShape(res).size() != 4)
+    SmallVector<int64_t, 4> resShape = cg.localResultShape();
+    if (resShape.empty())
+      resShape.assign(getShape(res).begin(), getShape(res).end());
+    if (!rows && (resShape.size() != 4 ||
+                  numElements(resShape) != numElements(getShape(res))))
       return failure();
     SmallVector<int, 4> opnds;
     for (OpOperand &o : op->getOpOperands()) {
@@ -280,7 +284,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     if (rows)
       rs = *rows;
     else
-      llvm::copy(getShape(res), rs.begin());
+      llvm::copy(resShape, rs.begin());
     int r = add(GroupPlan::Kind::Result, res, rs, t, k);
     byValue[res] = r;
     plan.results.push_back(r);

@@ -330,6 +330,45 @@ struct LayerNormModel
 
 struct SoftmaxModel
     : public CodegenInterface::ExternalModel<SoftmaxModel, tpu::SoftmaxOp> {
+  /// In a group: F32 rows along the last axis, held as the matrix view
+  /// [batch, rows, 1, D] and reduced along W. The temp holds the per-row
+  /// max, then the sum.
+  bool supportsLocal(Operation *operation) const {
+    auto op = cast<tpu::SoftmaxOp>(operation);
+    int64_t rank = int64_t(getShape(op.getInput()).size());
+    return rank >= 2 && op.getAxis() == rank - 1 &&
+           chipDType(op.getOutput().getType()) == DType::F32;
+  }
+  SmallVector<int64_t, 4> localShape(Operation *op, unsigned) const {
+    return matrixView(getShape(op->getOperand(0)));
+  }
+  SmallVector<int64_t, 4> localResultShape(Operation *op) const {
+    return matrixView(getShape(op->getResult(0)));
+  }
+  unsigned localTemps(Operation *) const { return 1; }
+  bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
+                      int64_t &) const {
+    return false;
+  }
+  LogicalResult codegenLocal(Operation *operation, CodegenContext &,
+                             LocalOperands &t) const {
+    auto op = cast<tpu::SoftmaxOp>(operation);
+    const Operand &x = t.operands[0].lmem, &y = t.result.lmem;
+    Operand stat = lmemTensor(t.temps[0].lmem.addr, y.shape[0], y.shape[1],
+                              1, 1, y.dtype, y.start_lane);
+    Operand src = x;
+    if (auto d = op.getDivisor()) {
+      t.emit(makeBinaryScalar(BinaryOp::Div, y, x, d->convertToDouble()));
+      src = y;
+    }
+    t.emit(makeReduce(chip::ReduceMode::Max, stat, src, 3));
+    t.emit(makeBinary(BinaryOp::Sub, y, src, stat));
+    t.emit(makeActive(ActOp::Exp, y, y));
+    t.emit(makeReduce(chip::ReduceMode::Sum, stat, y, 3));
+    t.emit(makeBinary(BinaryOp::Div, y, y, stat));
+    return success();
+  }
+
   LogicalResult codegen(Operation *operation, CodegenContext &ctx) const {
     auto op = cast<tpu::SoftmaxOp>(operation);
     auto dtype = floatComputeType(ctx);
