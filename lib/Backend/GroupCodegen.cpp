@@ -53,7 +53,8 @@ bool canJoinLayerGroup(Operation *op) {
   // Tensors of other ranks are not NCHW: only elementwise ops, which work
   // in the rows view of planLayerGroup, can group them.
   size_t rank = getShape(op->getResult(0)).size();
-  if (rank > 4 || (rank != 4 && !cg.localElementwise()))
+  if (rank > 4 || (rank != 4 && !cg.localElementwise() &&
+                   cg.localResultShape().empty()))
     return false;
   DType t = chipDType(op->getResult(0).getType());
   // A quantized op checks its own operand types (INT8 filters with INT32
@@ -191,7 +192,10 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
   // (biases) [1, 1, 1, W], scalars [1, 1, 1, 1]; all results share a shape.
   ArrayRef<int64_t> rowsOf = getShape(ops[0]->getResult(0));
   std::optional<std::array<int64_t, 4>> rows;
-  if (rowsOf.size() != 4) {
+  bool ownLayouts = llvm::any_of(ops, [](Operation *op) {
+    return !cast<CodegenInterface>(op).localResultShape().empty();
+  });
+  if (rowsOf.size() != 4 && !ownLayouts) {
     if (numElements(rowsOf) == 0)
       return failure();
     int64_t w = rowsOf.empty() ? 1 : rowsOf.back();
@@ -228,7 +232,35 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     DType t = chipDType(res.getType());
     if (rows && (!cg.localElementwise() || getShape(res) != rowsOf))
       return failure();
-    if (!rows && getShape(res).size() != 4)
+    SmallVector<int64_t, 4> resShape = cg.localResultShape();
+    // An elementwise op on tensors that are not NCHW, among ops holding
+    // their own layouts, computes in the layout of its first operand of
+    // the result's size held already (else the matrix view [batch, rows,
+    // 1, cols] those ops use); row-broadcast operands (biases) and scalars
+    // broadcast against it.
+    std::optional<std::array<int64_t, 4>> follow;
+    if (!rows && resShape.empty() && cg.localElementwise() &&
+        getShape(res).size() != 4) {
+      for (Value v : op->getOperands()) {
+        auto it = byValue.find(v);
+        if (it != byValue.end() &&
+            numElements(getShape(v)) == numElements(getShape(res))) {
+          follow = plan.buffers[it->second].shape;
+          break;
+        }
+      }
+      ArrayRef<int64_t> rs = getShape(res);
+      if (!follow && rs.size() >= 2)
+        follow = {numElements(rs.drop_back(2)), rs[rs.size() - 2], 1,
+                  rs.back()};
+      if (!follow)
+        return failure();
+      resShape.assign(follow->begin(), follow->end());
+    }
+    if (resShape.empty())
+      resShape.assign(getShape(res).begin(), getShape(res).end());
+    if (!rows && (resShape.size() != 4 ||
+                  numElements(resShape) != numElements(getShape(res))))
       return failure();
     SmallVector<int, 4> opnds;
     for (OpOperand &o : op->getOpOperands()) {
@@ -238,7 +270,15 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
         continue;
       }
       SmallVector<int64_t, 4> ls;
-      if (rows) {
+      if (follow) {
+        int64_t e = numElements(getShape(v));
+        if (e == numElements(getShape(res)))
+          ls.assign(follow->begin(), follow->end());
+        else if (e == 1 || (e == (*follow)[3] && e == getShape(v).back()))
+          ls = {1, 1, 1, e};
+        else
+          return failure();
+      } else if (rows) {
         auto view = rowsView(getShape(v));
         if (!view)
           return failure();
@@ -280,7 +320,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     if (rows)
       rs = *rows;
     else
-      llvm::copy(getShape(res), rs.begin());
+      llvm::copy(resShape, rs.begin());
     int r = add(GroupPlan::Kind::Result, res, rs, t, k);
     byValue[res] = r;
     plan.results.push_back(r);

@@ -46,6 +46,11 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       }], "::llvm::SmallVector<int64_t, 4>", "localShape",
       (ins "unsigned":$operandIndex), "", [{ return {}; }]>,
     InterfaceMethod<[{
+        The 4-D shape the result has in LMEM inside a group (stored densely
+        in this shape). Empty: the type's shape, which must be 4-D.
+      }], "::llvm::SmallVector<int64_t, 4>", "localResultShape", (ins), "",
+      [{ return {}; }]>,
+    InterfaceMethod<[{
         Whether codegenLocal also handles the op's INT8 (quantized) form,
         whose operands (filters, INT32 biases, requant tables) need not
         share the result's element type.

@@ -46,6 +46,15 @@ WindowRows windowRows(int64_t outLo, int64_t outHi, int64_t H, int64_t k,
 /// Whether the op's result is an INT8 quantized tensor.
 bool isQuantizedOp(mlir::Operation *op);
 
+/// The LMEM view [batch, rows, 1, cols] of a tensor [..., rows, cols] in a
+/// layer group (rows on lanes, the matmul instruction's layout); empty for
+/// rank below 2.
+inline llvm::SmallVector<int64_t, 4> matrixView(llvm::ArrayRef<int64_t> s) {
+  if (s.size() < 2)
+    return {};
+  return {numElements(s.drop_back(2)), s[s.size() - 2], 1, s.back()};
+}
+
 /// The dtype an op keeps its intermediate values in LMEM when `io` is its
 /// float dtype in DDR: F16/BF16 widen to F32 so results round once, as the
 /// Tpu interpreter's do (GDMA loads and stores convert).

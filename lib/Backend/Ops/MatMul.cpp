@@ -61,6 +61,44 @@ struct MatMulModel
     return numElements(getShape(op->getResult(0))) * a.back();
   }
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const;
+
+  /// In a group, operands and result are held whole in the matmul
+  /// instruction's own layout, [batch, rows, 1, cols] (rows on lanes), so a
+  /// single instruction computes every batch.
+  bool supportsLocal(Operation *operation) const {
+    auto op = cast<tpu::MatMulOp>(operation);
+    auto a = getShape(op.getInput()), b = getShape(op.getRight()),
+         o = getShape(op.getOutput());
+    if (a.size() < 2 || b.size() < 2 || a.size() != o.size() ||
+        chipDType(op.getOutput().getType()) != DType::F32 ||
+        isRowTimesWeight(op) || op.getQuant())
+      return false;
+    // The left operand's batches are the result's; the right one has the
+    // same batches or none (shared by all).
+    if (a.drop_back(2) != o.drop_back(2))
+      return false;
+    return b.size() == 2 || b.drop_back(2) == o.drop_back(2);
+  }
+  SmallVector<int64_t, 4> localShape(Operation *op, unsigned index) const {
+    if (index == 2)
+      return {1, 1, 1, getShape(op->getResult(0)).back()};
+    return matrixView(getShape(op->getOperand(index)));
+  }
+  SmallVector<int64_t, 4> localResultShape(Operation *op) const {
+    return matrixView(getShape(op->getResult(0)));
+  }
+  bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
+                      int64_t &) const {
+    return false;
+  }
+  LogicalResult codegenLocal(Operation *op, CodegenContext &,
+                             LocalOperands &t) const {
+    Operand bias = t.operands[2].buf ? t.operands[2].lmem : Operand();
+    t.emit(makeMatMul(t.result.lmem, t.operands[0].lmem, t.operands[1].lmem,
+                      bias, /*accumulate=*/false,
+                      cast<tpu::MatMulOp>(op).getDoRelu()));
+    return success();
+  }
 };
 
 /// out^T [N, 1] = W^T [N, K] x^T [K, 1] with N on lanes (see the header).

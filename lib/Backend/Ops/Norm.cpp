@@ -180,6 +180,58 @@ streamRowChunks(CodegenContext &ctx, uint64_t inAddr, uint64_t outAddr,
 struct LayerNormModel
     : public CodegenInterface::ExternalModel<LayerNormModel,
                                              tpu::LayerNormOp> {
+  /// In a group: F32 rows along the last axis as the matrix view
+  /// [batch, rows, 1, D], reduced along W as the tiled code does; temps
+  /// hold the centred rows, the means and the reciprocal deviations.
+  bool supportsLocal(Operation *operation) const {
+    auto op = cast<tpu::LayerNormOp>(operation);
+    int64_t rank = int64_t(getShape(op.getInput()).size());
+    int64_t d = getShape(op.getInput()).back();
+    auto vec = [&](Value v) {
+      return isNone(v) || numElements(getShape(v)) == d;
+    };
+    return rank >= 2 && op.getAxis() == rank - 1 &&
+           chipDType(op.getOutput().getType()) == DType::F32 &&
+           vec(op.getWeight()) && vec(op.getBias());
+  }
+  SmallVector<int64_t, 4> localShape(Operation *op, unsigned index) const {
+    if (index > 0)
+      return {1, 1, 1, getShape(op->getOperand(0)).back()};
+    return matrixView(getShape(op->getOperand(0)));
+  }
+  SmallVector<int64_t, 4> localResultShape(Operation *op) const {
+    return matrixView(getShape(op->getResult(0)));
+  }
+  unsigned localTemps(Operation *) const { return 3; }
+  bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
+                      int64_t &) const {
+    return false;
+  }
+  LogicalResult codegenLocal(Operation *operation, CodegenContext &,
+                             LocalOperands &t) const {
+    auto op = cast<tpu::LayerNormOp>(operation);
+    const Operand &x = t.operands[0].lmem, &y = t.result.lmem,
+                  &c = t.temps[0].lmem;
+    auto stat = [&](int i) {
+      return lmemTensor(t.temps[i].lmem.addr, y.shape[0], y.shape[1], 1, 1,
+                        y.dtype, y.start_lane);
+    };
+    Operand mean = stat(1), rstd = stat(2);
+    const float eps = float(op.getEpsilon().convertToDouble());
+    t.emit(makeReduce(chip::ReduceMode::Mean, mean, x, 3));
+    t.emit(makeBinary(BinaryOp::Sub, c, x, mean));
+    t.emit(makeActive(ActOp::Square, y, c));
+    t.emit(makeReduce(chip::ReduceMode::Mean, rstd, y, 3));
+    t.emit(makeBinaryScalar(BinaryOp::Add, rstd, rstd, eps));
+    t.emit(makeActive(ActOp::Rsqrt, rstd, rstd));
+    t.emit(makeBinary(BinaryOp::Mul, y, c, rstd));
+    if (t.operands[1].buf)
+      t.emit(makeBinary(BinaryOp::Mul, y, y, t.operands[1].lmem));
+    if (t.operands[2].buf)
+      t.emit(makeBinary(BinaryOp::Add, y, y, t.operands[2].lmem));
+    return success();
+  }
+
   LogicalResult codegen(Operation *operation, CodegenContext &ctx) const {
     auto op = cast<tpu::LayerNormOp>(operation);
     auto dtype = floatComputeType(ctx);
@@ -330,6 +382,45 @@ struct LayerNormModel
 
 struct SoftmaxModel
     : public CodegenInterface::ExternalModel<SoftmaxModel, tpu::SoftmaxOp> {
+  /// In a group: F32 rows along the last axis, held as the matrix view
+  /// [batch, rows, 1, D] and reduced along W. The temp holds the per-row
+  /// max, then the sum.
+  bool supportsLocal(Operation *operation) const {
+    auto op = cast<tpu::SoftmaxOp>(operation);
+    int64_t rank = int64_t(getShape(op.getInput()).size());
+    return rank >= 2 && op.getAxis() == rank - 1 &&
+           chipDType(op.getOutput().getType()) == DType::F32;
+  }
+  SmallVector<int64_t, 4> localShape(Operation *op, unsigned) const {
+    return matrixView(getShape(op->getOperand(0)));
+  }
+  SmallVector<int64_t, 4> localResultShape(Operation *op) const {
+    return matrixView(getShape(op->getResult(0)));
+  }
+  unsigned localTemps(Operation *) const { return 1; }
+  bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
+                      int64_t &) const {
+    return false;
+  }
+  LogicalResult codegenLocal(Operation *operation, CodegenContext &,
+                             LocalOperands &t) const {
+    auto op = cast<tpu::SoftmaxOp>(operation);
+    const Operand &x = t.operands[0].lmem, &y = t.result.lmem;
+    Operand stat = lmemTensor(t.temps[0].lmem.addr, y.shape[0], y.shape[1],
+                              1, 1, y.dtype, y.start_lane);
+    Operand src = x;
+    if (auto d = op.getDivisor()) {
+      t.emit(makeBinaryScalar(BinaryOp::Div, y, x, d->convertToDouble()));
+      src = y;
+    }
+    t.emit(makeReduce(chip::ReduceMode::Max, stat, src, 3));
+    t.emit(makeBinary(BinaryOp::Sub, y, src, stat));
+    t.emit(makeActive(ActOp::Exp, y, y));
+    t.emit(makeReduce(chip::ReduceMode::Sum, stat, y, 3));
+    t.emit(makeBinary(BinaryOp::Div, y, y, stat));
+    return success();
+  }
+
   LogicalResult codegen(Operation *operation, CodegenContext &ctx) const {
     auto op = cast<tpu::SoftmaxOp>(operation);
     auto dtype = floatComputeType(ctx);

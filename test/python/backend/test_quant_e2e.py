@@ -150,3 +150,25 @@ def test_int8_island_table_equals_island(prepared, asymmetric):
     assert gelu, "the island's quantized result is named in both"
     for k in gelu + ["output"]:
         np.testing.assert_array_equal(island[k], table[k], err_msg=k)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("mode", ["F32", "INT8"])
+def test_attention_block_grouped(prepared, chip, mode):
+    """The attention block compiled with layer groups: its F32 scores,
+    softmax and weighted values stay in local memory as one group, the
+    cmodel agrees with the interpreter (INT8 bit for bit) and the output
+    with the float reference."""
+    p = prepared("attention_block")
+    text = []
+    ref, got = run(p, "attention_block", chip, mode, module_text=text)
+    exact = compare_stages(ref, got, chip)
+    assert mode == "F32" or exact >= 1, "no INT8 tensor was compared"
+    grouped = [line for line in text[0].splitlines() if "tpu.group" in line]
+    if mode == "F32":
+        assert sum('"tpu.MatMul"' in line for line in grouped) >= 2, grouped
+        assert any('"tpu.Softmax"' in line for line in grouped), grouped
+    top = dict(np.load(p.reference))
+    for out in zoo.LARGE["attention_block"].outputs:
+        key = next(k for k in got if k == out or k.startswith(out))
+        assert cosine(top[out], got[key]) >= (0.9999 if mode == "F32" else 0.99), (out, chip)

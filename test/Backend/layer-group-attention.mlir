@@ -1,0 +1,43 @@
+// RUN: tpuc-opt %s -split-input-file -tpu-layer-group="chip=tpu_edge" | FileCheck %s
+// RUN: tpuc-opt %s -split-input-file -tpu-layer-group="chip=tpu_pro" | FileCheck %s
+
+// The core of attention (batched scores, softmax along the last axis, the
+// weighted sum of values) stays in local memory in the matmul layout
+// [heads, rows, 1, cols]: one group, whose only stored tensor is the result.
+// CHECK-LABEL: func.func @attention
+// CHECK: "tpu.MatMul"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.Softmax"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.MatMul"{{.*}}tpu.group = 0 : i64
+func.func @attention(%arg0: tensor<1x4x12x16xf32>, %arg1: tensor<1x4x16x12xf32>,
+                     %arg2: tensor<1x4x12x16xf32>) -> tensor<1x4x12x16xf32> {
+  %q = "top.Input"(%arg0) : (tensor<1x4x12x16xf32>) -> tensor<1x4x12x16xf32> loc("q")
+  %k = "top.Input"(%arg1) : (tensor<1x4x16x12xf32>) -> tensor<1x4x16x12xf32> loc("k")
+  %v = "top.Input"(%arg2) : (tensor<1x4x12x16xf32>) -> tensor<1x4x12x16xf32> loc("v")
+  %none = "top.None"() : () -> none
+  %s = "tpu.MatMul"(%q, %k, %none) : (tensor<1x4x12x16xf32>, tensor<1x4x16x12xf32>, none) -> tensor<1x4x12x12xf32> loc("s")
+  %p = "tpu.Softmax"(%s) {axis = 3 : i64, divisor = 4.0 : f64} : (tensor<1x4x12x12xf32>) -> tensor<1x4x12x12xf32> loc("p")
+  %o = "tpu.MatMul"(%p, %v, %none) : (tensor<1x4x12x12xf32>, tensor<1x4x12x16xf32>, none) -> tensor<1x4x12x16xf32> loc("o")
+  return %o : tensor<1x4x12x16xf32>
+}
+
+// -----
+
+// The output projection, residual add and LayerNorm of a transformer layer
+// on [1, 12, 64]: the add follows the matmul's layout [1, 12, 1, 64] and
+// the LayerNorm reduces along W.
+// CHECK-LABEL: func.func @proj_add_norm
+// CHECK: "tpu.MatMul"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.Add"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.LayerNorm"{{.*}}tpu.group = 0 : i64
+func.func @proj_add_norm(%arg0: tensor<1x12x64xf32>, %arg1: tensor<1x12x64xf32>) -> tensor<1x12x64xf32> {
+  %a = "top.Input"(%arg0) : (tensor<1x12x64xf32>) -> tensor<1x12x64xf32> loc("a")
+  %x = "top.Input"(%arg1) : (tensor<1x12x64xf32>) -> tensor<1x12x64xf32> loc("x")
+  %w = "top.Weight"() : () -> tensor<64x64xf32> loc("w")
+  %b = "top.Weight"() : () -> tensor<64xf32> loc("b")
+  %g = "top.Weight"() : () -> tensor<64xf32> loc("g")
+  %be = "top.Weight"() : () -> tensor<64xf32> loc("be")
+  %p = "tpu.MatMul"(%a, %w, %b) : (tensor<1x12x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<1x12x64xf32> loc("p")
+  %s = "tpu.Add"(%p, %x) : (tensor<1x12x64xf32>, tensor<1x12x64xf32>) -> tensor<1x12x64xf32> loc("s")
+  %n = "tpu.LayerNorm"(%s, %g, %be) {axis = 2 : i64, epsilon = 1.0e-5 : f64} : (tensor<1x12x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<1x12x64xf32> loc("n")
+  return %n : tensor<1x12x64xf32>
+}
