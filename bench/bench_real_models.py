@@ -32,18 +32,6 @@ CNNS = ("resnet18", "mobilenet_v3_small", "efficientnet_b0", "regnet_y_400mf",
 TRANSFORMERS = ("vit", "swin", "bert", "gpt2", "whisper_encoder")
 
 
-def export_cnn(name: str, size: int, out: Path) -> Path:
-    import torch
-    spec = real_models.MODELS[name]
-    model = real_models.randomize(spec.build())
-    x = torch.from_numpy(np.random.default_rng(0).standard_normal(
-        (1, 3, size, size)).astype(np.float32))
-    path = out / f"{name}.onnx"
-    torch.onnx.export(model, (x,), str(path), dynamo=False, opset_version=real_models.OPSET,
-                      input_names=["input"], output_names=list(spec.output_names))
-    return path
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default=",".join(CNNS + TRANSFORMERS))
@@ -70,7 +58,8 @@ def main() -> None:
                 check = dict(test_input=d / "in.npz", test_reference=d / "top.npz",
                              tolerance=(0.99, 0.9))
             else:
-                transform(name, export_cnn(name, args.size, d), mlir)
+                path, _ = real_models.export(name, d, image_size=args.size)
+                transform(name, path, mlir)
                 check = {}
             family = "transformer" if checked else "cnn"
             for chip in chips:

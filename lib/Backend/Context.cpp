@@ -244,7 +244,8 @@ std::optional<LBuf> CodegenContext::alloc(uint64_t bytesPerLane) {
 }
 
 std::optional<LBuf> CodegenContext::allocApart(uint64_t bytesPerLane,
-                                               ArrayRef<uint64_t> apart) {
+                                               ArrayRef<uint64_t> apart,
+                                               uint64_t keepFree) {
   const uint64_t bank = target_.bankBytes();
   const uint64_t used = lmemUsed_, low = lmemLow_;
   for (uint32_t skip = 0; bank && skip < target_.lmem_banks; ++skip) {
@@ -256,6 +257,10 @@ std::optional<LBuf> CodegenContext::allocApart(uint64_t bytesPerLane,
     } else {
       start = alignUp(lmemUsed_);
     }
+    // A later skip only leaves less room.
+    if (topDown_ ? start < keepFree
+                 : start + bytesPerLane + keepFree > laneBytes())
+      break;
     if (llvm::none_of(apart, [&](uint64_t a) { return a / bank == start / bank; }))
       if (auto b = alloc(bytesPerLane))
         return b;

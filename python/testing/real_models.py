@@ -243,13 +243,19 @@ MODELS: dict[str, RealModel] = {m.name: m for m in [
 ]}
 
 
-def export(name: str, out_dir: str | Path, opset: int = OPSET) -> tuple[Path, dict]:
+def export(name: str, out_dir: str | Path, opset: int = OPSET,
+           image_size: int | None = None) -> tuple[Path, dict]:
     """Exports `name` to `<out_dir>/<name>.onnx`; returns the path and its
-    test inputs."""
+    test inputs. `image_size` replaces an image model's test input by a
+    random `image_size` x `image_size` one."""
     import torch
     spec = MODELS[name]
     model = randomize(spec.build())
     inputs = spec.inputs()
+    if image_size is not None:
+        (key, x), = inputs.items()
+        inputs = {key: np.random.default_rng(0).standard_normal(
+            (*x.shape[:2], image_size, image_size)).astype(np.float32)}
     path = Path(out_dir) / f"{name}.onnx"
     path.parent.mkdir(parents=True, exist_ok=True)
     args = tuple(torch.from_numpy(v) for v in inputs.values())

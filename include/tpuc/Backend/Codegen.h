@@ -103,9 +103,11 @@ public:
   /// Like alloc, but starting in another LMEM bank than every address of
   /// `apart` (skipping to the next bank boundary when needed), so a TIU
   /// instruction reading this buffer and one of those pays no bank
-  /// conflict; a plain alloc when no bank is free of them.
+  /// conflict; a plain alloc when no bank is free of them. It skips only
+  /// while `keepFree` bytes per lane stay free for the op's later buffers.
   std::optional<LBuf> allocApart(uint64_t bytesPerLane,
-                                 llvm::ArrayRef<uint64_t> apart);
+                                 llvm::ArrayRef<uint64_t> apart,
+                                 uint64_t keepFree = 0);
   uint64_t lmemFree() const;
   /// Where alloc(bytesPerLane) would start after an alloc(gap) (gap 0: none).
   uint64_t allocStart(uint64_t bytesPerLane, uint64_t gap = 0) const;

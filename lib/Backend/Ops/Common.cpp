@@ -306,14 +306,17 @@ LogicalResult emitActive(function_ref<uint32_t(const Instruction &)> emit,
 }
 
 LogicalResult Pipeline::addGroup(CodegenContext &ctx, uint64_t bytes,
-                                 unsigned numSlots, int apartFrom) {
+                                 unsigned numSlots, int apartFrom,
+                                 uint64_t keepFree) {
   Group g;
   SmallVector<uint64_t, 2> apart;
   if (apartFrom >= 0)
     for (const LBuf &b : groups[apartFrom].slots)
       apart.push_back(b.addr);
   for (unsigned i = 0; i < numSlots; ++i) {
-    auto b = apart.empty() ? ctx.alloc(bytes) : ctx.allocApart(bytes, apart);
+    // The group's own later slots stay free too.
+    uint64_t later = keepFree + footprint(bytes, numSlots - i - 1);
+    auto b = apart.empty() ? ctx.alloc(bytes) : ctx.allocApart(bytes, apart, later);
     if (!b)
       return ctx.error() << "local memory exhausted (needs " << bytes
                          << " more bytes per lane)";

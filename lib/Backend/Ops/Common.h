@@ -155,9 +155,16 @@ struct Pipeline {
 
   /// Adds a buffer group with `numSlots` buffers of `bytes` per lane; with
   /// `apartFrom` (an earlier group read by the same TIU instructions) they
-  /// start in other LMEM banks than that group's buffers.
+  /// start in other LMEM banks than that group's buffers, as long as
+  /// `keepFree` bytes per lane stay free for the groups added after it.
   mlir::LogicalResult addGroup(CodegenContext &ctx, uint64_t bytes,
-                               unsigned numSlots, int apartFrom = -1);
+                               unsigned numSlots, int apartFrom = -1,
+                               uint64_t keepFree = 0);
+  /// What `numSlots` buffers of `bytes` per lane take at most, alignment
+  /// included (the `keepFree` of the groups still to come).
+  static uint64_t footprint(uint64_t bytes, unsigned numSlots) {
+    return numSlots * (bytes + 64);
+  }
   /// Returns the buffer for `key` in group g, and whether it must be loaded.
   std::pair<LBuf *, bool> acquire(unsigned g, int64_t key) {
     Group &gr = groups[g];

@@ -283,16 +283,21 @@ LogicalResult outputStationary(tpu::MatMulOp op, CodegenContext &ctx,
   const unsigned rowSlots = nM == 1 ? 1 : 2;
   Pipeline pipe;
   enum { kLeft, kRight, kBias, kOut, kQOut };
+  const uint64_t biasBytes = ctx.lmemBytes({1, 1, 1, lr ? nT : N}, ty.bias),
+                 outBytes = ctx.lmemBytes({1, mT, 1, lr ? nT : N}, t),
+                 qOutBytes = ctx.lmemBytes({1, mT, 1, nT}, ty.out);
+  const unsigned biasSlots = lr ? 2 : 1, outSlots = lr ? 2 : rowSlots;
+  const uint64_t afterRight = Pipeline::footprint(biasBytes, biasSlots) +
+                              Pipeline::footprint(outBytes, outSlots) +
+                              (quant ? Pipeline::footprint(qOutBytes, 2) : 0);
   if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, lr ? K : kT}, ty.in),
                            lr ? rowSlots : 2)) ||
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, nT}, ty.weight),
-                           nN * nK == 1 && nM == 1 ? 1 : 2, kLeft)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, 1, 1, lr ? nT : N}, ty.bias),
-                           lr ? 2 : 1)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, lr ? nT : N}, t),
-                           lr ? 2 : rowSlots)) ||
-      (quant && failed(pipe.addGroup(
-                    ctx, ctx.lmemBytes({1, mT, 1, nT}, ty.out), 2))))
+                           nN * nK == 1 && nM == 1 ? 1 : 2, kLeft,
+                           afterRight)) ||
+      failed(pipe.addGroup(ctx, biasBytes, biasSlots)) ||
+      failed(pipe.addGroup(ctx, outBytes, outSlots)) ||
+      (quant && failed(pipe.addGroup(ctx, qOutBytes, 2))))
     return failure();
   auto ext = [](int64_t i, int64_t tile, int64_t total) {
     return std::min(tile, total - i * tile);
@@ -507,13 +512,18 @@ LogicalResult MatMulModel::codegen(Operation *operation,
   const DType acc = nK > 1 ? wideFloat(ty.acc) : ty.acc;
   Pipeline pipe;
   enum { kLeft, kRight, kBias, kOut, kQOut };
+  const uint64_t biasBytes = ctx.lmemBytes({1, 1, 1, nT}, ty.bias),
+                 accBytes = ctx.lmemBytes({1, mT, 1, nT}, acc),
+                 qOutBytes = ctx.lmemBytes({1, mT, 1, nT}, ty.out);
+  const uint64_t afterRight = Pipeline::footprint(biasBytes, 2) +
+                              Pipeline::footprint(accBytes, 2) +
+                              (quant ? Pipeline::footprint(qOutBytes, 2) : 0);
   if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, kT}, ty.in), 2)) ||
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, nT}, ty.weight),
-                           oneRight ? 1 : 2, kLeft)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, 1, 1, nT}, ty.bias), 2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, nT}, acc), 2)) ||
-      (quant &&
-       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, nT}, ty.out), 2))))
+                           oneRight ? 1 : 2, kLeft, afterRight)) ||
+      failed(pipe.addGroup(ctx, biasBytes, 2)) ||
+      failed(pipe.addGroup(ctx, accBytes, 2)) ||
+      (quant && failed(pipe.addGroup(ctx, qOutBytes, 2))))
     return failure();
 
   struct Step {

@@ -97,3 +97,19 @@ def test_masked_bert_in_int8(transformed):
     fallbacks = r.tpu_mlir.read_text().split("tpu.fallback_ops = [")[1].split("]")[0]
     assert "layer.0/attention/self/Where_output_0 (tpu.Mul)" in fallbacks
     assert "layer.0/attention/self/Add_output_0 (tpu.Add)" in fallbacks
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chip", CHIPS)
+def test_convnext_compiles_at_224(chip, tmp_path):
+    """At 224x224 ConvNeXt's channels-last Linear layers tile to fill local
+    memory; their buffers must fit whatever bank placement the codegen
+    prefers (this once failed with "local memory exhausted")."""
+    try:
+        real_models.torchvision_models()
+    except ImportError as e:
+        pytest.skip(str(e))
+    path, _ = real_models.export("convnext", tmp_path, image_size=224)
+    t = transform("convnext", path, tmp_path / "convnext.mlir")
+    r = deploy(t.mlir, "F32", chip, tmp_path / "convnext.bmodel", run=False)
+    assert r.bmodel.exists()
