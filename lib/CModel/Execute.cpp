@@ -502,6 +502,16 @@ void gemm(uint64_t M, uint64_t N, uint64_t K, const int64_t *A, const int64_t *B
     }
 }
 
+/// C = A x B in a MAC kernel's types: float, integers held in float
+/// (exact by slices of K, products at most `maxProd`) or int64.
+template <typename T, typename E>
+void gemmAs(uint64_t M, uint64_t N, uint64_t K, const E *A, const E *B, T *C, int64_t maxProd) {
+  if constexpr (std::is_same<T, int64_t>::value && std::is_same<E, float>::value)
+    gemmExact(M, N, K, A, B, C, maxProd);
+  else
+    gemm(M, N, K, A, B, C);
+}
+
 /// Integer operands that fit gemmExact, and their largest product.
 bool exactInFloat(DType a, DType b, int64_t &maxProd) {
   if (a == DType::INT32 || b == DType::INT32)
@@ -782,12 +792,7 @@ TPUC_KERNEL Status conv(const Instruction &inst, const MemView &m, const Result 
         }
       } else {
         im2col(m, a, s, n, g, col);
-        if constexpr (std::is_same<T, float>::value)
-          gemm(s.OCG, P, K, Ag, col, res);
-        else if constexpr (std::is_same<E, float>::value)
-          gemmExact(s.OCG, P, K, Ag, col, res, exact ? maxProd : 1);
-        else
-          gemm(s.OCG, P, K, Ag, col, res);
+        gemmAs(s.OCG, P, K, Ag, col, res, exact ? maxProd : 1);
       }
       for (uint64_t ocg = 0; ocg < s.OCG; ++ocg) {
         const uint64_t oc = g * s.OCG + ocg;
@@ -837,12 +842,7 @@ TPUC_KERNEL Status matmul(const Instruction &inst, const MemView &m, const Resul
     if (bb == 0 || b.shape[0] != 1)
       for (uint64_t k = 0; k < K; ++k)
         loadRow(m.plane(b, b.shape[0] == 1 ? 0 : bb, k), bs, b.dtype, N, R + k * N);
-    if constexpr (std::is_same<T, float>::value)
-      gemm(M, N, K, L, R, res);
-    else if constexpr (std::is_same<E, float>::value)
-      gemmExact(M, N, K, L, R, res, maxProd);
-    else
-      gemm(M, N, K, L, R, res);
+    gemmAs(M, N, K, L, R, res, maxProd);
     for (uint64_t i = 0; i < M; ++i) {
       T *r = res + i * N;
       if (bias)
@@ -862,23 +862,26 @@ TPUC_KERNEL Status matmul(const Instruction &inst, const MemView &m, const Resul
   return Status::OK();
 }
 
-/// Float operands run in float; integer ones exactly, in float slices
-/// unless an INT32 operand needs int64.
-Status dispatchConv(const Instruction &inst, const MemView &m, const Result &out) {
+/// Calls `kernel(T{}, E{})` with a MAC instruction's types: float operands
+/// run in float; integer ones exactly, in float slices unless an INT32
+/// operand needs int64.
+template <typename F> Status byMacTypes(const Instruction &inst, F kernel) {
   const DType a = inst.src[0].dtype, b = inst.src[1].dtype;
   if (isFloat(a))
-    return conv<float, float>(inst, m, out);
+    return kernel(float{}, float{});
   if (a == DType::INT32 || b == DType::INT32)
-    return conv<int64_t, int64_t>(inst, m, out);
-  return conv<int64_t, float>(inst, m, out);
+    return kernel(int64_t{}, int64_t{});
+  return kernel(int64_t{}, float{});
+}
+Status dispatchConv(const Instruction &inst, const MemView &m, const Result &out) {
+  return byMacTypes(inst, [&](auto t, auto e) {
+    return conv<decltype(t), decltype(e)>(inst, m, out);
+  });
 }
 Status dispatchMatMul(const Instruction &inst, const MemView &m, const Result &out) {
-  const DType a = inst.src[0].dtype, b = inst.src[1].dtype;
-  if (isFloat(a))
-    return matmul<float, float>(inst, m, out);
-  if (a == DType::INT32 || b == DType::INT32)
-    return matmul<int64_t, int64_t>(inst, m, out);
-  return matmul<int64_t, float>(inst, m, out);
+  return byMacTypes(inst, [&](auto t, auto e) {
+    return matmul<decltype(t), decltype(e)>(inst, m, out);
+  });
 }
 
 // --- Elementwise --------------------------------------------------------------
