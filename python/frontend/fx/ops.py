@@ -477,14 +477,16 @@ def safe_softmax(imp, node):
     return imp.softmax(node.name, imp.value(node.args[0]), node.args[1])
 
 
+def _pair(v, default=()):
+    """A window argument of one or two ints (empty: `default`) as two."""
+    v = list(v) if v else list(default)
+    return v * 2 if len(v) == 1 else v
+
+
 def _window(node, kernel_i, stride_i, pad_i):
-    kernel = list(node.args[kernel_i])
-    k = len(kernel)
-    kernel = kernel * 2 if k == 1 else kernel
-    stride = list(arg(node, stride_i, "stride", []) or kernel)
-    stride = stride * 2 if len(stride) == 1 else stride
-    pad = list(arg(node, pad_i, "padding", [0, 0]))
-    pad = pad * 2 if len(pad) == 1 else pad
+    kernel = _pair(node.args[kernel_i])
+    stride = _pair(arg(node, stride_i, "stride", []), kernel)
+    pad = _pair(arg(node, pad_i, "padding", [0, 0]))
     return kernel, stride, pad + pad
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ..top_builder import F32_MAX
-from .ops import _r, _shape
+from .ops import _pair, _r, _shape
 from .registry import Sample, converter
 
 aten = torch.ops.aten
@@ -34,11 +34,6 @@ def max_pool2d_backward(grad_output: torch.Tensor, x: torch.Tensor, kernel_size:
 @max_pool2d_backward.register_fake
 def _(grad_output, x, kernel_size, stride, padding, dilation, ceil_mode):
     return torch.empty_like(x)
-
-
-def _pair(v, default):
-    v = list(v) if v else list(default)
-    return v * 2 if len(v) == 1 else v
 
 
 def _without_indices(grad_output, x, kernel_size, stride, padding, dilation, ceil_mode,
