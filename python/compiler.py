@@ -40,75 +40,11 @@ def parse_module(text: str, ctx: ir.Context) -> ir.Module:
         module = ir.Module.parse(text, ctx)
     except ir.MLIRError as e:
         raise CompileError(_diagnostics(e)) from None
-    _check_properties(text, module)
+    # MLIR drops unknown entries of a generic op's `<{...}>`; refuse them.
+    error = _native.check_property_names(ctx, text)
+    if error:
+        raise CompileError(error)
     return module
-
-
-# `"dialect.op"(operands) <{` opens the properties of a generic-form op.
-_PROPERTIES = re.compile(r'"([A-Za-z_][\w$.]*)"\([^()]*\)\s*<\{')
-
-
-def _property_keys(text: str, start: int) -> list[str]:
-    """Top-level keys of the `<{...}>` dictionary whose body starts at `start`."""
-    keys, depth, i, expect_key = [], 0, start, True
-    while i < len(text):
-        c = text[i]
-        if c == '"':  # a string (maybe a quoted key): skip to its end
-            j = i + 1
-            while j < len(text) and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            if depth == 0 and expect_key:
-                keys.append(text[i + 1:j])
-                expect_key = False
-            i = j + 1
-            continue
-        if c in "{[(<":
-            depth += 1
-        elif c in "}])>":
-            if depth == 0:
-                return keys
-            depth -= 1
-        elif depth == 0 and c == ",":
-            expect_key = True
-        elif depth == 0 and expect_key and (c.isalpha() or c == "_"):
-            m = re.compile(r"[\w$.]+").match(text, i)
-            keys.append(m.group(0))
-            expect_key = False
-            i = m.end()
-            continue
-        i += 1
-    return keys
-
-
-def _check_properties(text: str, module: ir.Module) -> None:
-    """MLIR drops unknown entries of an op's `<{...}>` properties while
-    parsing; reject them instead, naming the op."""
-    found = [(m.group(1), _property_keys(text, m.end())) for m in _PROPERTIES.finditer(text)]
-    if not found:
-        return
-    ops: list = []
-
-    def walk(op):
-        ops.append(op)
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    walk(inner.operation)
-
-    walk(module.operation)
-    k = 0
-    for name, keys in found:
-        while k < len(ops) and ops[k].name != name:
-            k += 1
-        if k == len(ops):
-            return  # text and IR disagree on order: nothing reliable to say
-        op = ops[k]
-        known = set(op.attributes)
-        unknown = [key for key in keys if key not in known]
-        if unknown:
-            raise CompileError(f"{op.location}: '{name}' op has unknown property "
-                               f"'{unknown[0]}'")
-        k += 1
 
 
 def load_module(path: str | Path, ctx: ir.Context) -> ir.Module:

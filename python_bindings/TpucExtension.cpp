@@ -84,6 +84,21 @@ NB_MODULE(_tpucDialects, m) {
       },
       nb::arg("context").none() = nb::none(),
       "Registers and loads the func, quant, top and tpu dialects.");
+  m.def(
+      "check_property_names",
+      [](MlirContext context, const std::string &text) -> std::string {
+        std::string error;
+        tpucCheckPropertyNames(
+            context, mlirStringRefCreate(text.data(), text.size()),
+            [](MlirStringRef s, void *ud) {
+              static_cast<std::string *>(ud)->append(s.data, s.length);
+            },
+            &error);
+        return error;
+      },
+      nb::arg("context"), nb::arg("text"),
+      "Empty, or an error naming the first generic op of `text` whose "
+      "`<{...}>` properties hold an entry the op does not define.");
   m.def("register_passes", &tpucRegisterAllPasses,
         "Registers tpuc's passes for PassManager.parse.");
   m.def("interpret", &interpret, nb::arg("module"), nb::arg("inputs"),

@@ -15,6 +15,12 @@ extern "C" {
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Top, top);
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Tpu, tpu);
 
+/// Fails, passing "<location>: <message>" to `onError`, when a generic op in
+/// `text` has a `<{...}>` entry it does not define (the parser drops those).
+MLIR_CAPI_EXPORTED MlirLogicalResult tpucCheckPropertyNames(
+    MlirContext context, MlirStringRef text, MlirStringCallback onError,
+    void *errorUserData);
+
 /// Registers every tpuc pass and the upstream ones its pipelines use.
 MLIR_CAPI_EXPORTED void tpucRegisterAllPasses(void);
 

@@ -6,15 +6,41 @@
 #include "tpuc/InitAll.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/OpHelpers.h"
+#include "tpuc/Support/PropertyCheck.h"
 #include "tpuc/Support/WeightStore.h"
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
 #include "mlir/CAPI/Support.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Top, top, top::TopDialect)
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Tpu, tpu, tpu::TpuDialect)
 
 void tpucRegisterAllPasses(void) { tpuc::registerAllPasses(); }
+
+MlirLogicalResult tpucCheckPropertyNames(MlirContext context, MlirStringRef text,
+                                         MlirStringCallback onError,
+                                         void *errorUserData) {
+  llvm::SourceMgr sm;
+  sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(unwrap(text), "",
+                                                         /*RequiresNullTerminator=*/false),
+                        llvm::SMLoc());
+  mlir::MLIRContext *ctx = unwrap(context);
+  std::string msg;
+  mlir::ScopedDiagnosticHandler capture(ctx, [&](mlir::Diagnostic &d) {
+    if (msg.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error) {
+      llvm::raw_string_ostream os(msg);
+      os << d.getLocation() << ": " << d.str();
+    }
+    return mlir::success();
+  });
+  if (mlir::succeeded(tpuc::checkPropertyNames(sm, ctx)))
+    return mlirLogicalResultSuccess();
+  onError(mlirStringRefCreate(msg.data(), msg.size()), errorUserData);
+  return mlirLogicalResultFailure();
+}
 
 static tpuc::TensorList toTensorList(const TpucTensorView *views, intptr_t n) {
   tpuc::TensorList out;

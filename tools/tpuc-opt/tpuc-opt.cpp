@@ -8,10 +8,7 @@
 // `<{...}>` properties that the op does not define is an error (MLIR's
 // parser drops it silently).
 #include "tpuc/InitAll.h"
-#include "mlir/AsmParser/AsmParser.h"
-#include "mlir/AsmParser/AsmParserState.h"
-#include "mlir/IR/Block.h"
-#include "mlir/IR/BuiltinAttributes.h"
+#include "tpuc/Support/PropertyCheck.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -28,7 +25,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
-#include <cctype>
 #include <memory>
 #include <vector>
 
@@ -48,90 +44,17 @@ struct FailOnReportedErrors
   }
   std::shared_ptr<std::atomic<int>> errors;
 };
-/// Top-level keys of the `<{...}>` dictionary whose body starts `text`.
-llvm::SmallVector<llvm::StringRef> propertyKeys(llvm::StringRef text) {
-  llvm::SmallVector<llvm::StringRef> keys;
-  int depth = 0;
-  bool expectKey = true;
-  for (size_t i = 0; i < text.size();) {
-    char c = text[i];
-    if (c == '"') { // a string, maybe a quoted key: skip to its end
-      size_t j = i + 1;
-      while (j < text.size() && text[j] != '"')
-        j += text[j] == '\\' ? 2 : 1;
-      if (depth == 0 && expectKey) {
-        keys.push_back(text.slice(i + 1, j));
-        expectKey = false;
-      }
-      i = j + 1;
-      continue;
-    }
-    bool arrow = c == '>' && i > 0 && text[i - 1] == '-'; // a function type
-    if (c == '{' || c == '[' || c == '(' || c == '<') {
-      ++depth;
-    } else if ((c == '}' || c == ']' || c == ')' || c == '>') && !arrow) {
-      if (depth == 0)
-        return keys;
-      --depth;
-    } else if (depth == 0 && c == ',') {
-      expectKey = true;
-    } else if (depth == 0 && expectKey && (std::isalpha(uint8_t(c)) || c == '_')) {
-      size_t j = i;
-      while (j < text.size() &&
-             (std::isalnum(uint8_t(text[j])) || llvm::StringRef("_$.").contains(text[j])))
-        ++j;
-      keys.push_back(text.slice(i, j));
-      expectKey = false;
-      i = j;
-      continue;
-    }
-    ++i;
-  }
-  return keys;
-}
 
-/// Parses `buffer` once more, recording where each op is, and reports the
-/// first `<{...}>` entry of a generic-form op that did not become one of its
-/// attributes. Syntax errors are left to the real run to report.
+/// Checks the property names of one split of the input in a fresh context,
+/// printing an error against the input's text.
 LogicalResult checkPropertyNames(std::unique_ptr<llvm::MemoryBuffer> buffer,
                                  DialectRegistry &registry, bool allowUnregistered) {
   llvm::SourceMgr sm;
-  llvm::StringRef text = buffer->getBuffer();
   sm.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   MLIRContext context(registry);
   context.allowUnregisteredDialects(allowUnregistered);
-  Block block;
-  AsmParserState state;
-  {
-    ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
-    if (failed(parseAsmSourceFile(sm, &block, ParserConfig(&context), &state)))
-      return success();
-  }
-  for (const AsmParserState::OperationDefinition &def : state.getOpDefs()) {
-    const char *end = def.loc.End.getPointer();
-    if (!def.loc.Start.isValid() || *def.loc.Start.getPointer() != '"')
-      continue; // custom form
-    llvm::StringRef rest = text.substr(size_t(end - text.data())).ltrim();
-    if (!rest.consume_front("("))
-      continue;
-    size_t close = rest.find(')');
-    if (close == llvm::StringRef::npos)
-      continue;
-    rest = rest.substr(close + 1).ltrim();
-    if (!rest.consume_front("<{"))
-      continue;
-    Operation *op = def.op;
-    Attribute props = op->getPropertiesAsAttribute();
-    auto dict = llvm::dyn_cast_or_null<DictionaryAttr>(props);
-    for (llvm::StringRef key : propertyKeys(rest)) {
-      if ((dict && dict.contains(key)) || op->getAttr(key))
-        continue;
-      SourceMgrDiagnosticHandler print(sm, &context);
-      op->emitError() << "'" << op->getName() << "' op has unknown property '" << key << "'";
-      return failure();
-    }
-  }
-  return success();
+  SourceMgrDiagnosticHandler print(sm, &context);
+  return tpuc::checkPropertyNames(sm, &context);
 }
 
 } // namespace
