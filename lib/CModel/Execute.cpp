@@ -21,6 +21,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -418,9 +419,10 @@ int freeCores(int cores) {
 /// Threads of one GEMM: TPUC_CMODEL_THREADS, by default (or 0) every core
 /// that other work leaves free, and one for GEMMs too small to gain from
 /// waking threads. OpenBLAS splits a GEMM's M and N among its threads,
-/// never K, so each result is summed in the same order whatever the count.
+/// never K, so each result is summed in the same order whatever the count
+/// (which is why runs on several host threads may race on it harmlessly).
 void setGemmThreads(uint64_t macs) {
-  static int current = -1;
+  static std::atomic<int> current{-1};
   static const int cores = availableCores();
   int want = 1;
   if (macs >= (uint64_t(1) << 22)) {
@@ -429,10 +431,8 @@ void setGemmThreads(uint64_t macs) {
     if (want <= 0)
       want = freeCores(cores);
   }
-  if (want != current) {
+  if (current.exchange(want) != want)
     scipy_openblas_set_num_threads(want);
-    current = want;
-  }
 }
 
 /// C[M][N] = A[M][K] * B[K][N] + beta * C, row-major with leading
