@@ -94,18 +94,21 @@ def test_sliced_group(chip, tmp_path):
     assert "c0" not in named
 
 
-def test_row_tile_of_pads_only(chip, tmp_path):
-    # Output rows 0 and 5 read only pad rows: on tpu_edge their tiles are
-    # filled with the zero point instead of loaded.
+def test_row_tiles_of_pads_only(chip, tmp_path):
+    # Rows wide enough that a tile holds one output row: the tiles of output
+    # rows 0, 1, 8 and 9 read only padding, a row filled with the zero point
+    # instead of a load.
+    width = 4000 if chip == "tpu_edge" else 16000
+
     def net_of(explicit):
         rng = np.random.default_rng(7)
         net = Net()
-        shape = (1, 256, 8, 8)
+        shape = (1, 16, 6, width)
         x, xs = quant_input(net, "x", shape, rng, 0.03, 90)
-        x_in, s, p = padded(net, x, xs, shape, (1, 1, 3, 3), explicit, "c")
-        y, s, _ = qconv(net, x_in, xs, s, 512, (1, 1), rng, "c", stride=(2, 2), pads=p,
-                        relu=True)
+        x_in, s, p = padded(net, x, xs, shape, (2, 0, 2, 0), explicit, "c")
+        y, s, _ = qconv(net, x_in, xs, s, 16, (1, 1), rng, "c", pads=p, relu=True)
         return net, [dequant(net, y, s, "out")]
     net, outs = net_of(False)
     assert_same_convs(net, outs, *net_of(True), tmp_path)
-    check_exact(net, outs, chip, tmp_path)
+    o = check_exact(net, outs, chip, tmp_path)
+    assert o.stats.tiu_instructions >= 20  # one conv and requant per row tile
