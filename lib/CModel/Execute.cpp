@@ -737,6 +737,40 @@ void depthwiseFloat(const Instruction &inst, const MemView &m, const Result &out
     }
 }
 
+/// Adds what padding holding `pad` (instead of the kernels' zeros)
+/// contributes to the output planes of one group: each output gains pad times
+/// the sum of the filter taps whose input cell lies outside the image. Only
+/// border outputs have such taps.
+template <typename E, typename T>
+void addPadTaps(const ConvShape &s, const E *filter, T pad, T *res) {
+  const uint64_t K = s.ICG * s.KH * s.KW, P = s.OH * s.OW;
+  for (uint64_t ocg = 0; ocg < s.OCG; ++ocg) {
+    const E *f = filter + ocg * K;
+    T *r = res + ocg * P;
+    for (uint64_t kh = 0; kh < s.KH; ++kh)
+      for (uint64_t kw = 0; kw < s.KW; ++kw) {
+        T sum = 0;
+        for (uint64_t icg = 0; icg < s.ICG; ++icg)
+          sum += T(f[(icg * s.KH + kh) * s.KW + kw]);
+        if (sum == 0)
+          continue;
+        const T v = pad * sum;
+        int64_t off, lo, hi;
+        validColumns(s, kw, off, lo, hi);
+        for (uint64_t oh = 0; oh < s.OH; ++oh) {
+          T *o = r + oh * s.OW;
+          const int64_t ih = int64_t(oh) * s.sh + int64_t(kh) * s.dh - s.pt;
+          const bool outside = ih < 0 || ih >= int64_t(s.H);
+          const int64_t a = outside ? int64_t(s.OW) : lo, b = outside ? a : hi;
+          for (int64_t ow = 0; ow < a; ++ow)
+            o[ow] += v;
+          for (int64_t ow = b; ow < int64_t(s.OW); ++ow)
+            o[ow] += v;
+        }
+      }
+  }
+}
+
 /// Result element type of the kernels: float for float operands, int64 for
 /// integer ones; E is the GEMM operand type (float unless INT32 operands).
 template <typename T, typename E>
@@ -794,6 +828,9 @@ TPUC_KERNEL Status conv(const Instruction &inst, const MemView &m, const Result 
         im2col(m, a, s, n, g, col);
         gemmAs(s.OCG, P, K, Ag, col, res, exact ? maxProd : 1);
       }
+      if constexpr (std::is_same<T, int64_t>::value)
+        if (q[PadValue] != 0) // validated: integer inputs only
+          addPadTaps(s, Ag, T(q[PadValue]), res);
       for (uint64_t ocg = 0; ocg < s.OCG; ++ocg) {
         const uint64_t oc = g * s.OCG + ocg;
         T *r = res + ocg * P;

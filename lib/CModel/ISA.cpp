@@ -175,6 +175,7 @@ Instruction makeConv(const Operand &out, const Operand &in,
   i.iparam[PadLeft] = p.pad_left;
   i.iparam[PadRight] = p.pad_right;
   i.iparam[Groups] = p.groups;
+  i.iparam[PadValue] = p.pad_value;
   return i;
 }
 
@@ -785,6 +786,11 @@ public:
       return fail("iparam[8] (groups)", "groups must divide input and output channels");
     if (w.shape[0] != ic / g || w.shape[1] != oc)
       return fail("src1", "weight shape " + shapeStr(w) + " must be [IC/groups, OC, KH, KW]");
+    if (p[PadValue] != 0 &&
+        (isFloat(in.dtype) || saturate(p[PadValue], in.dtype) != p[PadValue]))
+      return fail("iparam[9] (pad value)",
+                  "pad value " + std::to_string(p[PadValue]) +
+                      " must be 0 for float inputs and in range for 8-bit ones");
     int64_t kh = w.shape[2], kw = w.shape[3];
     int64_t eh = p[DilH] * (kh - 1) + 1, ew = p[DilW] * (kw - 1) + 1;
     int64_t ph = in.shape[2] + p[PadTop] + p[PadBottom], pw = in.shape[3] + p[PadLeft] + p[PadRight];

@@ -150,7 +150,7 @@ std::string instructionName(const Instruction &inst); // e.g. "binary.add"
 
 // --- Parameter slots (iparam indices) ---------------------------------------
 namespace conv_param {
-enum { StrideH, StrideW, DilH, DilW, PadTop, PadBottom, PadLeft, PadRight, Groups };
+enum { StrideH, StrideW, DilH, DilW, PadTop, PadBottom, PadLeft, PadRight, Groups, PadValue };
 }
 namespace pool_param {
 enum { KH, KW, StrideH, StrideW, PadTop, PadBottom, PadLeft, PadRight, Round };
@@ -169,6 +169,9 @@ struct ConvParams {
   int stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
   int groups = 1;
+  /// The value padded cells hold, for 8-bit integer inputs (an asymmetric
+  /// input's zero point); float inputs pad with 0.
+  int pad_value = 0;
   bool relu = false;
   /// dst += result (partial sums over input-channel slices).
   bool accumulate = false;

@@ -83,6 +83,10 @@ int32_t resultZeroPoint(Operation *op) {
   return tpu::qparams(op->getResult(0).getType()).zp;
 }
 
+int32_t inputZeroPoint(Operation *op) {
+  return tpu::qparams(op->getOperand(0).getType()).zp;
+}
+
 FailureOr<MacTypes> macTypes(CodegenContext &ctx, Value weight, Value bias) {
   Operation *op = ctx.op();
   MacTypes t;

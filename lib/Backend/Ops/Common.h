@@ -116,6 +116,9 @@ void emitRescale(llvm::function_ref<uint32_t(const chip::Instruction &)> emit,
                  int32_t zp, int32_t m);
 /// The result's zero point.
 int32_t resultZeroPoint(mlir::Operation *op);
+/// The zero point of the op's first operand (0 unless it is quantized): the
+/// value an INT8 conv's padding holds.
+int32_t inputZeroPoint(mlir::Operation *op);
 
 /// Emits `op`'s activation (tpu.Active semantics) from `in` to `out` through
 /// `emit` (a TIU instruction on the tile's buffers); `tmp` is scratch of the

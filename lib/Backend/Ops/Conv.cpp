@@ -124,6 +124,7 @@ struct ConvModel
       cp.pad_top = int(r.padTop), cp.pad_bottom = int(r.padBottom);
     }
     cp.groups = int(op.getGroup());
+    cp.pad_value = inputZeroPoint(op);
     cp.relu = op.getDoRelu();
     Operand bias = t.operands[2].buf ? t.operands[2].lmem : Operand();
     const Operand &out = t.result.lmem;
@@ -361,6 +362,8 @@ LogicalResult ConvModel::codegen(Operation *operation,
 
   const bool relu = op.getDoRelu();
   const double limit = op.getReluLimit().convertToDouble();
+  // Padding holds the input's zero point (0 unless asymmetric INT8).
+  const int32_t padValue = inputZeroPoint(op);
   SmallVector<std::array<LBuf *, 6>> bufs(steps.size());
   // Returns false when the tile's windows cover only pad rows.
   auto inRows = [&](const Sp &sp, int64_t &r0, int64_t &rows, int64_t &padT,
@@ -371,8 +374,8 @@ LogicalResult ConvModel::codegen(Operation *operation,
     rows = std::min(end, H) - r0;
     padT = std::max<int64_t>(0, -start);
     padB = std::max<int64_t>(0, end - H);
-    // A tile whose windows cover only pad rows reads one zero-filled row
-    // (loadStep) and pads the rest of its span.
+    // A tile whose windows cover only pad rows reads one row filled with
+    // the pad value (loadStep) and pads the rest of its span.
     if (rows > 0)
       return true;
     rows = 1, padT = 0, padB = end - start - 1;
@@ -405,7 +408,7 @@ LogicalResult ConvModel::codegen(Operation *operation,
       int64_t r0, rows, padT, padB;
       if (!inRows(sp, r0, rows, padT, padB))
         ctx.fillLocal(*x, lmemTensor(x->addr, sp.nT, ic, rows, W, types.in),
-                      0.0);
+                      double(padValue));
       else
         ctx.load(*x, lmemTensor(x->addr, sp.nT, ic, rows, W, types.in),
                  ddrOperand(in->addr + ((sp.n0 * IC + ic0) * H + r0) * W * ies,
@@ -436,6 +439,7 @@ LogicalResult ConvModel::codegen(Operation *operation,
     cp.pad_top = int(padT), cp.pad_bottom = int(padB);
     cp.pad_left = int(pads[1]), cp.pad_right = int(pads[3]);
     cp.groups = int(t.groups);
+    cp.pad_value = padValue;
     cp.relu = relu && last;
     cp.accumulate = !first;
     Operand outL = lmemTensor(o->addr, sp.nT, t.oc, sp.ohT, OW, acc);

@@ -221,24 +221,8 @@ struct ConvFamily : FloatOnly<> {
     Value filter = ctx.newWeight(op, getOpName(op) + "_filter_i8",
                                  RankedTensorType::get(f, ftype),
                                  NpyArray::of<int8_t>("|i1", q, f));
-    Value input = io->in;
-    auto pads = getI64s(conv.getPads());
-    if (qi.zp != 0 && llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
-      // Padding must hold the zero point (real 0), which the conv's own
-      // zero padding cannot: pad explicitly first.
-      auto s = getShape(input);
-      SmallVector<int64_t> padded{s[0], s[1], s[2] + pads[0] + pads[2],
-                                  s[3] + pads[1] + pads[3]};
-      OpBuilder::InsertionGuard g(ctx.b);
-      ctx.b.setInsertionPoint(op);
-      input = tpu::PadOp::create(
-          ctx.b, NameLoc::get(ctx.b.getStringAttr(getOpName(op) + "_pad")),
-          RankedTensorType::get(padded, getElementTypeOrSelf(input.getType())),
-          input, ctx.b.getI64ArrayAttr({0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]}),
-          ctx.b.getStringAttr("constant"), ctx.b.getF64FloatAttr(qi.zp));
-      conv.setPadsAttr(ctx.b.getI64ArrayAttr({0, 0, 0, 0}));
-    }
-    conv.getInputMutable().assign(input);
+    // The conv pads with the input's zero point (real 0) itself.
+    conv.getInputMutable().assign(io->in);
     conv.getFilterMutable().assign(filter);
     conv.getBiasMutable().assign(biasWeight(ctx, op, b));
     conv.getQuantMutable().assign(requantTable(ctx, op, rq));

@@ -308,19 +308,19 @@ PYBIND11_MODULE(_runtime, m) {
 
   m.def("make_conv", [](const Operand &out, const Operand &in, const Operand &w, const py::object &bias,
                         std::array<int, 2> stride, std::array<int, 2> dil, std::array<int, 4> pads,
-                        int groups, bool relu, bool accumulate) {
+                        int groups, bool relu, bool accumulate, int pad_value) {
     ConvParams p;
     p.stride_h = stride[0]; p.stride_w = stride[1];
     p.dilation_h = dil[0]; p.dilation_w = dil[1];
     p.pad_top = pads[0]; p.pad_bottom = pads[1]; p.pad_left = pads[2]; p.pad_right = pads[3];
-    p.groups = groups; p.relu = relu; p.accumulate = accumulate;
+    p.groups = groups; p.relu = relu; p.accumulate = accumulate; p.pad_value = pad_value;
     return makeConv(out, in, w, optOperand(bias), p);
   }, py::arg("out"), py::arg("input"), py::arg("weight"), py::arg("bias") = py::none(),
      py::arg("stride") = std::array<int, 2>{1, 1}, py::arg("dilation") = std::array<int, 2>{1, 1},
      py::arg("pads") = std::array<int, 4>{0, 0, 0, 0}, py::arg("groups") = 1, py::arg("relu") = false,
-     py::arg("accumulate") = false,
+     py::arg("accumulate") = false, py::arg("pad_value") = 0,
      "pads are (top, bottom, left, right); weight is [IC/groups, OC, KH, KW]; "
-     "accumulate adds the result to out");
+     "accumulate adds the result to out; pad_value fills the padding of 8-bit inputs");
   m.def("make_matmul", [](const Operand &out, const Operand &l, const Operand &r, const py::object &bias,
                           bool acc, bool relu) { return makeMatMul(out, l, r, optOperand(bias), acc, relu); },
         py::arg("out"), py::arg("left"), py::arg("right"), py::arg("bias") = py::none(),

@@ -49,11 +49,11 @@
 // INT8-DAG: #[[LB]] = loc("conv_bias_i32")
 // INT8-DAG: #[[LQ]] = loc("conv_requant")
 
-// Asymmetric: zero points from min/max; the padded conv gets an explicit
-// pad holding the input's zero point and no pads of its own.
-// ASYM: "tpu.QuantCast"{{.*}} -> tensor<1x2x4x4x!quant.uniform<i8:f32, 0.0074705882352941178:-43>>
-// ASYM: "tpu.Pad"{{.*}}mode = "constant", pads = [0, 0, 1, 1, 0, 0, 1, 1], value = -4.300000e+01
-// ASYM: "tpu.Conv"{{.*}}pads = [0, 0, 0, 0]
+// Asymmetric: zero points from min/max; the padded conv keeps its pads (it
+// pads with the input's zero point itself) and takes the cast input directly.
+// ASYM: %[[AX:.*]] = "tpu.QuantCast"{{.*}} -> tensor<1x2x4x4x!quant.uniform<i8:f32, 0.0074705882352941178:-43>>
+// ASYM-NOT: "tpu.Pad"
+// ASYM: "tpu.Conv"(%[[AX]], {{.*}}pads = [1, 1, 1, 1]
 
 // NOTABLE: mode INT8 needs a calibration table
 // NOTINT8: a calibration table is only used by mode INT8, not F16

@@ -1,7 +1,8 @@
 """Simulated cycles of the zoo models are pinned: the functional part of the
 cmodel may change (faster kernels, another summation order) while the timing
 model stays put, so total, TIU-busy and GDMA-busy cycles of every model on
-both chips in F32, F16 and INT8 must equal the figures in cycles_pinned.json.
+both chips in F32, F16, INT8 and asymmetric INT8 must equal the figures in
+cycles_pinned.json.
 
 A deliberate change of the timing model or of the code generator regenerates
 the file:
@@ -24,7 +25,7 @@ from tpuc.testing.quant import prepare
 
 CHIPS = ("tpu_edge", "tpu_pro")
 MODELS = ("cnn_bn", "resnet18", "mobilenetv2", "bert_layer", "mlp")
-MODES = ("F32", "F16", "INT8")
+MODES = ("F32", "F16", "INT8", "INT8_ASYM")
 PINNED = Path(__file__).with_name("cycles_pinned.json")
 
 
@@ -33,9 +34,9 @@ def cycles(p, name: str, chip: str, mode: str) -> dict[str, int]:
     ctx = compiler.make_context()
     with ctx:
         m = compiler.load_module(p.mlir, ctx)
-        opts = f"mode={mode} chip={chip}"
-        if mode == "INT8":
-            opts += f" calibration-table={p.table}"
+        opts = f"mode={mode.split('_')[0]} chip={chip}"
+        if mode.startswith("INT8"):
+            opts += f" calibration-table={p.table} asymmetric={str(mode == 'INT8_ASYM').lower()}"
         bm = p.mlir.parent / f"{name}_{chip}_{mode}.bmodel"
         compiler.run_pipeline(m, f"convert-top-to-tpu{{{opts}}},canonicalize,"
                                  f"tpu-assign-address{{chip={chip}}},tpu-layer-group{{chip={chip}}},"

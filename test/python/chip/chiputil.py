@@ -109,12 +109,12 @@ def f64(a):
     return np.asarray(a).astype(np.float64)
 
 
-def conv_ref(x, w, b, stride, dil, pads, groups):
+def conv_ref(x, w, b, stride, dil, pads, groups, pad_value=0):
     x, w = f64(x), f64(w)
     n, ic, h, wd = x.shape
     icg, oc, kh, kw = w.shape
     pt, pb, pl, pr = pads
-    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=pad_value)
     oh = (h + pt + pb - dil[0] * (kh - 1) - 1) // stride[0] + 1
     ow = (wd + pl + pr - dil[1] * (kw - 1) - 1) // stride[1] + 1
     ocg = oc // groups

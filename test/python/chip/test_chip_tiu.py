@@ -69,6 +69,43 @@ def test_conv(edge, rng, case, dtype):
         assert_close(got, ref, dtype, mag=np.abs(ref).max())
 
 
+@pytest.mark.parametrize("case", CONV_CASES)
+@pytest.mark.parametrize("dtype,pad_value", [(np.int8, -37), (np.int8, 127), (np.uint8, 200)])
+def test_conv_pad_value(edge, rng, case, dtype, pad_value):
+    # 8-bit inputs pad with the instruction's pad value (an asymmetric
+    # input's zero point), with and without accumulation.
+    n, ic, h, w, oc, kh, kw, stride, dil, pads, groups = case
+    x = rand(rng, (n, ic, h, w), dtype)
+    wt = rand(rng, (ic // groups, oc, kh, kw), np.int8, 0.5)
+    b = rand(rng, (1, oc, 1, 1), np.int32)
+    ref = conv_ref(x, wt, b, stride, dil, pads, groups, pad_value)
+    p = Prog(edge)
+    xl, wl, bl = p.load(x), p.load(wt), p.load(b)
+    o = p.lmem(list(ref.shape), rt.DType.INT32)
+    p.tiu(rt.make_conv(o, xl, wl, bl, stride=stride, dilation=dil, pads=pads, groups=groups,
+                       pad_value=pad_value))
+    p.tiu(rt.make_conv(o, xl, wl, None, stride=stride, dilation=dil, pads=pads,
+                       groups=groups, pad_value=pad_value, relu=True, accumulate=True))
+    out = p.store(o)
+    p.run()
+    twice = np.maximum(2 * ref - f64(b).reshape(1, -1, 1, 1), 0)
+    assert np.array_equal(p.read(out), twice.astype(np.int64))
+
+
+@pytest.mark.parametrize("dtype,pad_value,why", [
+    (rt.DType.F32, 1, "must be 0 for float inputs"),
+    (rt.DType.INT8, 128, "in range for 8-bit ones"),
+    (rt.DType.UINT8, -1, "in range for 8-bit ones")])
+def test_conv_pad_value_rejected(edge, dtype, pad_value, why):
+    out = rt.DType.F32 if dtype == rt.DType.F32 else rt.DType.INT32
+    wdt = rt.DType.F32 if dtype == rt.DType.F32 else rt.DType.INT8
+    i = rt.make_conv(rt.lmem_tensor(0, [1, 4, 4, 4], out), rt.lmem_tensor(4096, [1, 4, 4, 4], dtype),
+                     rt.lmem_tensor(8192, [4, 4, 3, 3], wdt), None, pads=(1, 1, 1, 1),
+                     pad_value=pad_value)
+    with pytest.raises(rt.ChipError, match=f"pad value.*{why}"):
+        i.validate(edge, 1 << 20)
+
+
 def test_conv_relu_f16_in_f32_out(edge, rng):
     x = rand(rng, (1, 8, 5, 5), np.float16)
     wt = rand(rng, (8, 16, 3, 3), np.float16)

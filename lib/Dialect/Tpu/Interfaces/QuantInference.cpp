@@ -79,6 +79,8 @@ LogicalResult convInt8(ConvOp op, InferenceParam &p) {
   Requantizer rq{exactInts(op.getQuant(), p.inputs[3]),
                  getShape(op.getQuant())[0],
                  int32_t(qparams(op.getOutput().getType()).zp)};
+  // Padded cells hold the input's zero point (real 0).
+  const int64_t pad = qparams(op.getInput().getType()).zp;
   std::vector<int64_t> acc(oh * ow);
   for (int64_t b = 0; b < n; ++b)
     for (int64_t o = 0; o < oc; ++o) {
@@ -93,12 +95,14 @@ LogicalResult convInt8(ConvOp op, InferenceParam &p) {
               continue;
             for (int64_t y = 0; y < oh; ++y) {
               int64_t sy = y * s[0] - pads[0] + ky * d[0];
-              if (sy < 0 || sy >= ih)
+              bool rowIn = sy >= 0 && sy < ih;
+              if (!rowIn && pad == 0)
                 continue;
               for (int64_t xx = 0; xx < ow; ++xx) {
                 int64_t sx = xx * s[1] - pads[1] + kx * d[1];
-                if (sx >= 0 && sx < iw)
-                  acc[y * ow + xx] += wv * i(plane[sy * iw + sx]);
+                acc[y * ow + xx] += wv * (rowIn && sx >= 0 && sx < iw
+                                              ? i(plane[sy * iw + sx])
+                                              : pad);
               }
             }
           }

@@ -25,9 +25,9 @@ def Tpu_ConvOp : Tpu_ComputeOp<"Conv"> {
     elements. `pads` = [top, left, bottom, right].
 
     INT8 (quantized input and result, per-channel quantized filter, i32
-    bias): acc = sum(input * filter) + bias exactly in 32 bits with zero
-    padding (an input with a zero point is padded by a tpu.Pad first and
-    its zero point is folded into the bias), relu on acc, then
+    bias): acc = sum(input * filter) + bias exactly in 32 bits, padded
+    cells holding the input's zero point (real 0; the lowering folds
+    zp * sum(filter) into the bias, so the border is exact), relu on acc, then
     result = requantize(acc, multiplier[c], shift[c], zero point) where
     `quant` is an i32 [O, 2] weight of (multiplier, shift) per channel
     (QuantMath.h, half away from zero).
