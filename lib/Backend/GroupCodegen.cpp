@@ -14,6 +14,7 @@
 #include "tpuc/Backend/LayerGroup.h"
 #include "tpuc/Backend/CodegenInterface.h"
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
+#include "tpuc/Dialect/Tpu/IR/QuantParams.h"
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Support/OpHelpers.h"
 #include "llvm/ADT/DenseMap.h"
@@ -58,14 +59,21 @@ bool canJoinLayerGroup(Operation *op) {
     return false;
   DType t = chipDType(op->getResult(0).getType());
   // A quantized op checks its own operand types (INT8 filters with INT32
-  // biases and requant tables); float ops compute in one dtype.
+  // biases and requant tables, or a cast's other type); float ops compute
+  // in one dtype. Quantized ops of other ranks group in the rows view.
   bool quantized = !isFloat(t);
-  if (quantized && (!cg.localQuantized() || rank != 4))
+  if (quantized &&
+      (!cg.localQuantized() || (rank != 4 && !cg.localRowwise())))
     return false;
+  bool ownTypes =
+      quantized || (cg.localQuantized() &&
+                    llvm::any_of(op->getOperands(), [](Value v) {
+                      return !isNone(v) && tpu::isQuantized(v.getType());
+                    }));
   for (Value v : op->getOperands())
     if (!isNone(v) &&
         (!isTensor(v) || getShape(v).size() > 4 ||
-         (!quantized && chipDType(v.getType()) != t)))
+         (!ownTypes && chipDType(v.getType()) != t)))
       return false;
   return true;
 }
@@ -165,6 +173,20 @@ static LogicalResult sliceRows(GroupPlan &plan, ArrayRef<Operation *> ops,
   return success();
 }
 
+/// Whether a group holds its tensors in the rows view: groups of
+/// elementwise ops on tensors that are not NCHW, and groups whose ops all
+/// compute row by row (LayerNorm, Softmax along the last axis, casts and
+/// elementwise ops between them) of any rank, which then also run as a
+/// loop over chunks of rows when the whole tensors do not fit.
+static bool useRowsView(ArrayRef<Operation *> ops, bool ownLayouts) {
+  bool rowwise = llvm::all_of(ops, [](Operation *op) {
+    return cast<CodegenInterface>(op).localRowwise();
+  });
+  if (getShape(ops[0]->getResult(0)).size() != 4)
+    return !ownLayouts || rowwise;
+  return ownLayouts && rowwise;
+}
+
 /// Plans `ops`; rows-view groups hold `chunk` rows per lane of each tensor
 /// (0: all of them); NCHW groups run as `slices` slices of rows.
 static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
@@ -195,7 +217,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
   bool ownLayouts = llvm::any_of(ops, [](Operation *op) {
     return !cast<CodegenInterface>(op).localResultShape().empty();
   });
-  if (rowsOf.size() != 4 && !ownLayouts) {
+  if (useRowsView(ops, ownLayouts)) {
     if (numElements(rowsOf) == 0)
       return failure();
     int64_t w = rowsOf.empty() ? 1 : rowsOf.back();
@@ -230,7 +252,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     auto cg = cast<CodegenInterface>(op);
     Value res = op->getResult(0);
     DType t = chipDType(res.getType());
-    if (rows && (!cg.localElementwise() || getShape(res) != rowsOf))
+    if (rows && (!cg.localRowwise() || getShape(res) != rowsOf))
       return failure();
     SmallVector<int64_t, 4> resShape = cg.localResultShape();
     // An elementwise op on tensors that are not NCHW, among ops holding
@@ -435,7 +457,11 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
   auto whole = planChunk(ops, target, 0);
   if (succeeded(whole))
     return whole;
-  if (getShape(ops[0]->getResult(0)).size() == 4) {
+  bool ownLayouts = llvm::any_of(ops, [](Operation *op) {
+    return !cast<CodegenInterface>(op).localResultShape().empty();
+  });
+  if (getShape(ops[0]->getResult(0)).size() == 4 &&
+      !useRowsView(ops, ownLayouts)) {
     // Slices along H: the fewest rows a result has bounds their number;
     // among the counts that fit, the one estimated fastest.
     int64_t most = kMaxSlices;
