@@ -41,3 +41,23 @@ func.func @proj_add_norm(%arg0: tensor<1x12x64xf32>, %arg1: tensor<1x12x64xf32>)
   %n = "tpu.LayerNorm"(%s, %g, %be) {axis = 2 : i64, epsilon = 1.0e-5 : f64} : (tensor<1x12x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<1x12x64xf32> loc("n")
   return %n : tensor<1x12x64xf32>
 }
+
+// -----
+
+// The same core in F16: one matmul instruction sums all of K, so F16
+// results round once, as the tiled code's do.
+// CHECK-LABEL: func.func @attention_f16
+// CHECK: "tpu.MatMul"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.Softmax"{{.*}}tpu.group = 0 : i64
+// CHECK: "tpu.MatMul"{{.*}}tpu.group = 0 : i64
+func.func @attention_f16(%arg0: tensor<1x4x12x16xf16>, %arg1: tensor<1x4x16x12xf16>,
+                         %arg2: tensor<1x4x12x16xf16>) -> tensor<1x4x12x16xf16> {
+  %q = "top.Input"(%arg0) : (tensor<1x4x12x16xf16>) -> tensor<1x4x12x16xf16> loc("q")
+  %k = "top.Input"(%arg1) : (tensor<1x4x16x12xf16>) -> tensor<1x4x16x12xf16> loc("k")
+  %v = "top.Input"(%arg2) : (tensor<1x4x12x16xf16>) -> tensor<1x4x12x16xf16> loc("v")
+  %none = "top.None"() : () -> none
+  %s = "tpu.MatMul"(%q, %k, %none) : (tensor<1x4x12x16xf16>, tensor<1x4x16x12xf16>, none) -> tensor<1x4x12x12xf16> loc("s")
+  %p = "tpu.Softmax"(%s) {axis = 3 : i64, divisor = 4.0 : f64} : (tensor<1x4x12x12xf16>) -> tensor<1x4x12x12xf16> loc("p")
+  %o = "tpu.MatMul"(%p, %v, %none) : (tensor<1x4x12x12xf16>, tensor<1x4x12x16xf16>, none) -> tensor<1x4x12x16xf16> loc("o")
+  return %o : tensor<1x4x12x16xf16>
+}

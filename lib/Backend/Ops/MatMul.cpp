@@ -62,15 +62,17 @@ struct MatMulModel
   }
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const;
 
-  /// In a group, operands and result are held whole in the matmul
-  /// instruction's own layout, [batch, rows, 1, cols] (rows on lanes), so a
+  /// In a group (F32, F16 or BF16), operands and result are held whole in
+  /// the matmul instruction's own layout, [batch, rows, 1, cols] (rows on lanes), so a
   /// single instruction computes every batch.
   bool supportsLocal(Operation *operation) const {
     auto op = cast<tpu::MatMulOp>(operation);
     auto a = getShape(op.getInput()), b = getShape(op.getRight()),
          o = getShape(op.getOutput());
+    // One instruction sums all of K, so an F16/BF16 result rounds once,
+    // as the tiled code's single K tile does.
     if (a.size() < 2 || b.size() < 2 || a.size() != o.size() ||
-        chipDType(op.getOutput().getType()) != DType::F32 ||
+        !isFloat(chipDType(op.getOutput().getType())) ||
         isRowTimesWeight(op) || op.getQuant())
       return false;
     // The left operand's batches are the result's; the right one has the

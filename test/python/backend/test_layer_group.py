@@ -285,3 +285,40 @@ def test_int8_float_island_group_bit_exact(chip, kind, shape, tmp_path):
     assert {"a_h", "x_h", "n", "s"}.isdisjoint(named)
     _, plain, _ = run(net, outs, chip, tmp_path, layer_group=False)
     assert grouped.stats.total_cycles < plain.stats.total_cycles
+
+
+def f16_attention_net(rng, heads=4, tokens=12, dim=16):
+    """Scores, softmax (with the 1/sqrt(d) divisor) and the weighted sum of
+    values of attention, then a projection with a bias, in F16."""
+    net = Net()
+    shapes = {"q": (1, heads, tokens, dim), "k": (1, heads, dim, tokens),
+              "v": (1, heads, tokens, dim)}
+    ins = {}
+    for n, s in shapes.items():
+        x = net.input(n, rng.standard_normal(s))
+        ins[n] = net.op("tpu.QuantCast", [x], s, "", f"{n}_h", elem="f16")
+    none = net.none()
+    sc = net.op("tpu.MatMul", [ins["q"], ins["k"], none], (1, heads, tokens, tokens), "",
+                "s", elem="f16")
+    p = net.op("tpu.Softmax", [sc], (1, heads, tokens, tokens),
+               f"axis = 3 : i64, divisor = {float(dim) ** 0.5!r} : f64", "p", elem="f16")
+    o = net.op("tpu.MatMul", [p, ins["v"], none], shapes["v"], "", "o", elem="f16")
+    w = net.weight("w", (0.2 * rng.standard_normal((dim, dim))).astype(np.float16), "f16")
+    b = net.weight("b", (0.1 * rng.standard_normal(dim)).astype(np.float16), "f16")
+    y = net.op("tpu.MatMul", [o, w, b], shapes["v"], "", "y", elem="f16")
+    return net, [y]
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_f16_attention_group(chip, tmp_path):
+    """F16 matmuls join groups with the softmax between them: one
+    instruction sums all of K, so each result rounds once to F16, within an
+    F16 rounding of the interpreter; the scores never reach DDR."""
+    net, outs = f16_attention_net(np.random.default_rng(7))
+    text, grouped, named = run(net, outs, chip, tmp_path, rel_tol=2 ** -9)
+    for line in text.splitlines():
+        if '"tpu.MatMul"' in line or '"tpu.Softmax"' in line:
+            assert "tpu.group" in line, line
+    assert {"s", "p", "o"}.isdisjoint(named)
+    _, plain, _ = run(net, outs, chip, tmp_path, layer_group=False, rel_tol=2 ** -9)
+    assert grouped.stats.total_cycles < plain.stats.total_cycles
