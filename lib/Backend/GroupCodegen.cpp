@@ -63,7 +63,8 @@ bool canJoinLayerGroup(Operation *op) {
   // in one dtype. Quantized ops of other ranks group in the rows view.
   bool quantized = !isFloat(t);
   if (quantized &&
-      (!cg.localQuantized() || (rank != 4 && !cg.localRowwise())))
+      (!cg.localQuantized() || (rank != 4 && !cg.localRowwise() &&
+                                cg.localResultShape().empty())))
     return false;
   bool ownTypes =
       quantized || (cg.localQuantized() &&
@@ -255,14 +256,13 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     if (rows && (!cg.localRowwise() || getShape(res) != rowsOf))
       return failure();
     SmallVector<int64_t, 4> resShape = cg.localResultShape();
-    // An elementwise op on tensors that are not NCHW, among ops holding
-    // their own layouts, computes in the layout of its first operand of
+    // An elementwise op among ops holding their own layouts computes in the layout of its first operand of
     // the result's size held already (else the matrix view [batch, rows,
     // 1, cols] those ops use); row-broadcast operands (biases) and scalars
     // broadcast against it.
     std::optional<std::array<int64_t, 4>> follow;
     if (!rows && resShape.empty() && cg.localElementwise() &&
-        getShape(res).size() != 4) {
+        (getShape(res).size() != 4 || ownLayouts)) {
       for (Value v : op->getOperands()) {
         auto it = byValue.find(v);
         if (it != byValue.end() &&

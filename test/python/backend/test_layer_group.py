@@ -11,7 +11,7 @@ from tpuc import compiler
 from tpuc import runtime as rt
 
 from backendutil import CHIPS, MIN_COSINE, REL_TOL, Net
-from test_codegen_int8 import dequant, q8, qconv, quant_input
+from test_codegen_int8 import dequant, q8, qconv, qmatmul, quant_input
 from test_codegen_ops import conv
 
 LANE_BYTES = {"tpu_edge": 65536, "tpu_pro": 262144}
@@ -321,4 +321,39 @@ def test_f16_attention_group(chip, tmp_path):
             assert "tpu.group" in line, line
     assert {"s", "p", "o"}.isdisjoint(named)
     _, plain, _ = run(net, outs, chip, tmp_path, layer_group=False, rel_tol=2 ** -9)
+    assert grouped.stats.total_cycles < plain.stats.total_cycles
+
+
+def int8_attention_net(rng, heads=4, tokens=12, dim=16):
+    """INT8 scores (activations on both sides), the F16 softmax island
+    between QuantCasts, the INT8 weighted sum of values, then an INT8
+    projection by a weight with a bias and a relu."""
+    net = Net()
+    q, qs = quant_input(net, "q", (1, heads, tokens, dim), rng, 0.04)
+    k, ks = quant_input(net, "k", (1, heads, dim, tokens), rng, 0.05)
+    v, vs = quant_input(net, "v", (1, heads, tokens, dim), rng, 0.03)
+    ss = (1, heads, tokens, tokens)
+    sc = qmatmul(net, q, qs, k, ks[0], ss, rng, "s", (0.2, 0), bias=False)
+    h = dequant(net, sc, ss, "s_h", elem="f16")
+    p = net.op("tpu.Softmax", [h], ss, "axis = 3 : i64, divisor = 4.0 : f64", "p", elem="f16")
+    pq = net.op("tpu.QuantCast", [p], ss, "", "p_q", elem=q8(1 / 127))
+    os_ = (1, heads, tokens, dim)
+    o = qmatmul(net, pq, (1 / 127, 0), v, vs[0], os_, rng, "o", (0.05, 0), bias=False)
+    w = net.weight("w", rng.integers(-127, 128, (dim, dim), dtype=np.int8), q8(0.01))
+    y = qmatmul(net, o, (0.05, 0), w, 0.01, os_, rng, "y", (0.1, -3), relu=True)
+    return net, [dequant(net, y, os_, "out")]
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_int8_attention_group_bit_exact(chip, tmp_path):
+    """INT8 matmuls (INT32 accumulator, bias, relu, per-tensor requant)
+    join a group with the softmax island between them; every INT8 value
+    equals the Tpu interpreter's, and the scores never reach DDR."""
+    net, outs = int8_attention_net(np.random.default_rng(8))
+    text, grouped, named = run(net, outs, chip, tmp_path)
+    for line in text.splitlines():
+        if '"tpu.MatMul"' in line or '"tpu.Softmax"' in line:
+            assert "tpu.group" in line, line
+    assert {"s", "s_h", "p", "p_q", "o"}.isdisjoint(named)
+    _, plain, _ = run(net, outs, chip, tmp_path, layer_group=False)
     assert grouped.stats.total_cycles < plain.stats.total_cycles
