@@ -291,8 +291,13 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
         opnds.push_back(-1);
         continue;
       }
+      // An elementwise op's operand with a layout of its own (a lookup
+      // table) keeps it in every view.
       SmallVector<int64_t, 4> ls;
-      if (follow) {
+      if ((follow || rows) && cg.localElementwise())
+        ls = cg.localShape(o.getOperandNumber());
+      if (!ls.empty()) {
+      } else if (follow) {
         int64_t e = numElements(getShape(v));
         if (e == numElements(getShape(res)))
           ls.assign(follow->begin(), follow->end());

@@ -470,6 +470,30 @@ struct LutModel : public CodegenInterface::ExternalModel<LutModel, tpu::LutOp> {
                       },
                       opts);
   }
+
+  /// In a group: elementwise on 8-bit indices, the 256-entry table held
+  /// as [1, 1, 1, 256] for every lane, as the tiled code holds it.
+  bool supportsLocal(Operation *op) const {
+    auto lut = cast<tpu::LutOp>(op);
+    DType in = chipDType(lut.getInput().getType()),
+          out = chipDType(lut.getOutput().getType());
+    return (in == DType::INT8 || in == DType::UINT8) &&
+           numElements(getShape(lut.getTable())) == 256 &&
+           chipDType(lut.getTable().getType()) == out &&
+           lut.getTable().getDefiningOp<top::WeightOp>();
+  }
+  bool localElementwise(Operation *) const { return true; }
+  bool localQuantized(Operation *) const { return true; }
+  SmallVector<int64_t, 4> localShape(Operation *, unsigned index) const {
+    if (index == 1)
+      return {1, 1, 1, 256};
+    return {};
+  }
+  LogicalResult codegenLocal(Operation *, CodegenContext &,
+                             LocalOperands &t) const {
+    t.emit(makeLut(t.result.lmem, t.operands[0].lmem, t.operands[1].lmem));
+    return success();
+  }
 };
 
 } // namespace
