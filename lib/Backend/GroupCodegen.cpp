@@ -14,7 +14,6 @@
 #include "tpuc/Backend/LayerGroup.h"
 #include "tpuc/Backend/CodegenInterface.h"
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
-#include "tpuc/Dialect/Tpu/IR/QuantParams.h"
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Support/OpHelpers.h"
 #include "llvm/ADT/DenseMap.h"
@@ -66,11 +65,7 @@ bool canJoinLayerGroup(Operation *op) {
       (!cg.localQuantized() || (rank != 4 && !cg.localRowwise() &&
                                 cg.localResultShape().empty())))
     return false;
-  bool ownTypes =
-      quantized || (cg.localQuantized() &&
-                    llvm::any_of(op->getOperands(), [](Value v) {
-                      return !isNone(v) && tpu::isQuantized(v.getType());
-                    }));
+  bool ownTypes = quantized || cg.localQuantized();
   for (Value v : op->getOperands())
     if (!isNone(v) &&
         (!isTensor(v) || getShape(v).size() > 4 ||
