@@ -77,13 +77,14 @@ struct AssignAddressPass
     for (Operation &op : body)
       index[&op] = pos++;
     const int64_t forever = pos;
-    // Ops of a group sliced along H (tpu-layer-group ran first) read their
-    // inputs and write their stored results from the group's first op to
-    // its last.
+    // Ops of a group (tpu-layer-group ran first) read their inputs and
+    // write their stored results from the group's first op to its last: a
+    // group sliced along H or chunked by rows stores one slice's results
+    // before it loads the next slice's inputs.
     DenseMap<int64_t, std::pair<int64_t, int64_t>> sliced;
     auto groupOf = [&](Operation *op) -> std::optional<int64_t> {
       auto g = op->getAttrOfType<IntegerAttr>(kGroupAttr);
-      if (!g || !op->hasAttr(kSlicesAttr))
+      if (!g)
         return std::nullopt;
       return g.getInt();
     };

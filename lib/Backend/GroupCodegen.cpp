@@ -58,14 +58,18 @@ bool canJoinLayerGroup(Operation *op) {
     return false;
   DType t = chipDType(op->getResult(0).getType());
   // A quantized op checks its own operand types (INT8 filters with INT32
-  // biases and requant tables); float ops compute in one dtype.
+  // biases and requant tables, or a cast's other type); float ops compute
+  // in one dtype. Quantized ops of other ranks group in the rows view.
   bool quantized = !isFloat(t);
-  if (quantized && (!cg.localQuantized() || rank != 4))
+  if (quantized &&
+      (!cg.localQuantized() || (rank != 4 && !cg.localRowwise() &&
+                                cg.localResultShape().empty())))
     return false;
+  bool ownTypes = quantized || cg.localQuantized();
   for (Value v : op->getOperands())
     if (!isNone(v) &&
         (!isTensor(v) || getShape(v).size() > 4 ||
-         (!quantized && chipDType(v.getType()) != t)))
+         (!ownTypes && chipDType(v.getType()) != t)))
       return false;
   return true;
 }
@@ -165,6 +169,20 @@ static LogicalResult sliceRows(GroupPlan &plan, ArrayRef<Operation *> ops,
   return success();
 }
 
+/// Whether a group holds its tensors in the rows view: groups of
+/// elementwise ops on tensors that are not NCHW, and groups whose ops all
+/// compute row by row (LayerNorm, Softmax along the last axis, casts and
+/// elementwise ops between them) of any rank, which then also run as a
+/// loop over chunks of rows when the whole tensors do not fit.
+static bool useRowsView(ArrayRef<Operation *> ops, bool ownLayouts) {
+  bool rowwise = llvm::all_of(ops, [](Operation *op) {
+    return cast<CodegenInterface>(op).localRowwise();
+  });
+  if (getShape(ops[0]->getResult(0)).size() != 4)
+    return !ownLayouts || rowwise;
+  return ownLayouts && rowwise;
+}
+
 /// Plans `ops`; rows-view groups hold `chunk` rows per lane of each tensor
 /// (0: all of them); NCHW groups run as `slices` slices of rows.
 static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
@@ -195,7 +213,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
   bool ownLayouts = llvm::any_of(ops, [](Operation *op) {
     return !cast<CodegenInterface>(op).localResultShape().empty();
   });
-  if (rowsOf.size() != 4 && !ownLayouts) {
+  if (useRowsView(ops, ownLayouts)) {
     if (numElements(rowsOf) == 0)
       return failure();
     int64_t w = rowsOf.empty() ? 1 : rowsOf.back();
@@ -230,17 +248,16 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     auto cg = cast<CodegenInterface>(op);
     Value res = op->getResult(0);
     DType t = chipDType(res.getType());
-    if (rows && (!cg.localElementwise() || getShape(res) != rowsOf))
+    if (rows && (!cg.localRowwise() || getShape(res) != rowsOf))
       return failure();
     SmallVector<int64_t, 4> resShape = cg.localResultShape();
-    // An elementwise op on tensors that are not NCHW, among ops holding
-    // their own layouts, computes in the layout of its first operand of
+    // An elementwise op among ops holding their own layouts computes in the layout of its first operand of
     // the result's size held already (else the matrix view [batch, rows,
     // 1, cols] those ops use); row-broadcast operands (biases) and scalars
     // broadcast against it.
     std::optional<std::array<int64_t, 4>> follow;
     if (!rows && resShape.empty() && cg.localElementwise() &&
-        getShape(res).size() != 4) {
+        (getShape(res).size() != 4 || ownLayouts)) {
       for (Value v : op->getOperands()) {
         auto it = byValue.find(v);
         if (it != byValue.end() &&
@@ -269,8 +286,13 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
         opnds.push_back(-1);
         continue;
       }
+      // An elementwise op's operand with a layout of its own (a lookup
+      // table) keeps it in every view.
       SmallVector<int64_t, 4> ls;
-      if (follow) {
+      if ((follow || rows) && cg.localElementwise())
+        ls = cg.localShape(o.getOperandNumber());
+      if (!ls.empty()) {
+      } else if (follow) {
         int64_t e = numElements(getShape(v));
         if (e == numElements(getShape(res)))
           ls.assign(follow->begin(), follow->end());
@@ -435,7 +457,11 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
   auto whole = planChunk(ops, target, 0);
   if (succeeded(whole))
     return whole;
-  if (getShape(ops[0]->getResult(0)).size() == 4) {
+  bool ownLayouts = llvm::any_of(ops, [](Operation *op) {
+    return !cast<CodegenInterface>(op).localResultShape().empty();
+  });
+  if (getShape(ops[0]->getResult(0)).size() == 4 &&
+      !useRowsView(ops, ownLayouts)) {
     // Slices along H: the fewest rows a result has bounds their number;
     // among the counts that fit, the one estimated fastest.
     int64_t most = kMaxSlices;

@@ -64,21 +64,6 @@ func.func @bad_group(%arg0: tensor<1x16x4x20000xf32>) -> tensor<1x16x4x20000xf32
 
 // -----
 
-// A group that only fits sliced along H, placed without knowing it: the
-// second op's result reuses the DDR buffer of the first op's input, which
-// later slices still read.
-func.func @sliced_group_reuse(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
-  %x = "top.Input"(%arg0) : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("x")
-  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("a")
-  %b = "tpu.Active"(%a) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("b")
-  // expected-error @+1 {{is stored by a layer group sliced along H over the DDR buffer of one of the group's inputs}}
-  %c = "tpu.Active"(%b) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32>
-  %d = "tpu.Active"(%c) {mode = "abs"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("d")
-  return %d : tensor<1x16x64x129xf32>
-}
-
-// -----
-
 func.func @bad_member(%arg0: tensor<1x2x2x2x8xf32>) -> tensor<1x2x2x2x8xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x2x2x2x8xf32>) -> tensor<1x2x2x2x8xf32> loc("x")
   // expected-error @+1 {{cannot run inside a layer group}}

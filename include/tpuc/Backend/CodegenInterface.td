@@ -40,6 +40,15 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         common 4-D view of their row-major data, not only as NCHW.
       }], "bool", "localElementwise", (ins), "", [{ return false; }]>,
     InterfaceMethod<[{
+        Whether codegenLocal computes each row of the innermost dim on its
+        own (elementwise ops, and reductions or normalizations along the
+        last axis), so a group may hold the op's tensors in the rows view
+        [1, C, H, W] (rows of W spread over the lanes) and cut them into
+        chunks of rows; operands of the row's size are [1, 1, 1, W].
+      }], "bool", "localRowwise", (ins), "",
+      [{ return ::llvm::cast<::tpuc::backend::CodegenInterface>(
+                   $_op.getOperation()).localElementwise(); }]>,
+    InterfaceMethod<[{
         The 4-D shape operand `operandIndex` has in LMEM inside a group (its
         DDR buffer holds it densely in this shape). Empty: the type's shape
         with leading 1s.

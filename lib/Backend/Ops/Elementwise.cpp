@@ -343,9 +343,32 @@ struct CastModel
   }
 };
 
-/// Float <-> INT8 with QuantCast's arithmetic in F32 (QuantParams.h):
-/// quantize x * inv (+ zp) then cast half away from zero; dequantize
-/// (q - zp) * scale rounded once to the result. Float to float: one cast.
+/// QuantCast's arithmetic in F32 (QuantParams.h) from `in` to `out`, `tmp`
+/// an F32 scratch of their shape: quantize x * inv (+ zp) then cast half
+/// away from zero; dequantize (q - zp) * scale rounded once to the result.
+/// Float to float: one cast.
+void emitQuantCast(function_ref<uint32_t(const Instruction &)> emit,
+                   Operation *op, const Operand &out, const Operand &in,
+                   const Operand &tmp) {
+  Type inType = op->getOperand(0).getType(),
+       outType = op->getResult(0).getType();
+  if (tpu::isQuantized(outType)) {
+    tpu::QParams q = tpu::qparams(outType);
+    float inv = float(1.0 / q.scale);
+    emit(makeBinaryScalar(BinaryOp::Mul, tmp, in, inv));
+    if (q.zp != 0)
+      emit(makeBinaryScalar(BinaryOp::Add, tmp, tmp, float(q.zp)));
+    emit(makeCast(out, tmp, tpu::kQuantRound));
+  } else if (tpu::isQuantized(inType)) {
+    tpu::QParams q = tpu::qparams(inType);
+    emit(makeBinaryScalar(BinaryOp::Sub, tmp, in, float(q.zp)));
+    emit(makeBinaryScalar(BinaryOp::Mul, out, tmp, float(q.scale)));
+  } else {
+    emit(makeCast(out, in, RoundMode::HalfToEven));
+  }
+}
+
+/// Float <-> INT8 and float <-> float casts (emitQuantCast).
 struct QuantCastModel
     : public CodegenInterface::ExternalModel<QuantCastModel, tpu::QuantCastOp> {
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
@@ -366,25 +389,32 @@ struct QuantCastModel
     return streamFlat(
         ctx, out->numElements(), out->addr, {in->addr}, out->dtype, 1,
         [&](StreamTile &t) {
-          if (quantize) {
-            tpu::QParams q = tpu::qparams(outType);
-            float inv = float(1.0 / q.scale);
-            t.emit(makeBinaryScalar(BinaryOp::Mul, t.temps[0], t.ins[0], inv));
-            if (q.zp != 0)
-              t.emit(makeBinaryScalar(BinaryOp::Add, t.temps[0], t.temps[0],
-                                      float(q.zp)));
-            t.emit(makeCast(t.out, t.temps[0], tpu::kQuantRound));
-          } else if (dequantize) {
-            tpu::QParams q = tpu::qparams(inType);
-            t.emit(makeBinaryScalar(BinaryOp::Sub, t.temps[0], t.ins[0],
-                                    float(q.zp)));
-            t.emit(makeBinaryScalar(BinaryOp::Mul, t.out, t.temps[0],
-                                    float(q.scale)));
-          } else {
-            t.emit(makeCast(t.out, t.ins[0], RoundMode::HalfToEven));
-          }
+          emitQuantCast([&](const Instruction &i) { return t.emit(i); }, op,
+                        t.out, t.ins[0], t.temps[0]);
         },
         opts);
+  }
+
+  /// In a group: the casts around float islands (F16 LayerNorm, Softmax)
+  /// between INT8 ops, elementwise on the two types.
+  bool supportsLocal(Operation *op) const {
+    DType in = chipDType(op->getOperand(0).getType()),
+          out = chipDType(op->getResult(0).getType());
+    return getShape(op->getOperand(0)) == getShape(op->getResult(0)) &&
+           ((isFloat(in) && (isFloat(out) || out == DType::INT8)) ||
+            (in == DType::INT8 && isFloat(out)));
+  }
+  bool localElementwise(Operation *) const { return true; }
+  bool localQuantized(Operation *) const { return true; }
+  unsigned localTemps(Operation *) const { return 1; }
+  Type localTempType(Operation *op, unsigned) const {
+    return Float32Type::get(op->getContext());
+  }
+  LogicalResult codegenLocal(Operation *op, CodegenContext &,
+                             LocalOperands &t) const {
+    emitQuantCast([&](const Instruction &i) { return t.emit(i); }, op,
+                  t.result.lmem, t.operands[0].lmem, t.temps[0].lmem);
+    return success();
   }
 };
 
@@ -439,6 +469,30 @@ struct LutModel : public CodegenInterface::ExternalModel<LutModel, tpu::LutOp> {
                         t.emit(makeLut(t.out, t.ins[0], t.consts[0]));
                       },
                       opts);
+  }
+
+  /// In a group: elementwise on 8-bit indices, the 256-entry table held
+  /// as [1, 1, 1, 256] for every lane, as the tiled code holds it.
+  bool supportsLocal(Operation *op) const {
+    auto lut = cast<tpu::LutOp>(op);
+    DType in = chipDType(lut.getInput().getType()),
+          out = chipDType(lut.getOutput().getType());
+    return (in == DType::INT8 || in == DType::UINT8) &&
+           numElements(getShape(lut.getTable())) == 256 &&
+           chipDType(lut.getTable().getType()) == out &&
+           lut.getTable().getDefiningOp<top::WeightOp>();
+  }
+  bool localElementwise(Operation *) const { return true; }
+  bool localQuantized(Operation *) const { return true; }
+  SmallVector<int64_t, 4> localShape(Operation *, unsigned index) const {
+    if (index == 1)
+      return {1, 1, 1, 256};
+    return {};
+  }
+  LogicalResult codegenLocal(Operation *, CodegenContext &,
+                             LocalOperands &t) const {
+    t.emit(makeLut(t.result.lmem, t.operands[0].lmem, t.operands[1].lmem));
+    return success();
   }
 };
 

@@ -62,16 +62,19 @@ struct MatMulModel
   }
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const;
 
-  /// In a group, operands and result are held whole in the matmul
-  /// instruction's own layout, [batch, rows, 1, cols] (rows on lanes), so a
+  /// In a group (F32, F16 or BF16), operands and result are held whole in
+  /// the matmul instruction's own layout, [batch, rows, 1, cols] (rows on lanes), so a
   /// single instruction computes every batch.
   bool supportsLocal(Operation *operation) const {
     auto op = cast<tpu::MatMulOp>(operation);
     auto a = getShape(op.getInput()), b = getShape(op.getRight()),
          o = getShape(op.getOutput());
+    // One instruction sums all of K, so an F16/BF16 result rounds once,
+    // as the tiled code's single K tile does.
     if (a.size() < 2 || b.size() < 2 || a.size() != o.size() ||
-        chipDType(op.getOutput().getType()) != DType::F32 ||
-        isRowTimesWeight(op) || op.getQuant())
+        isRowTimesWeight(op) ||
+        (!isFloat(chipDType(op.getOutput().getType())) &&
+         !localQuantized(operation)))
       return false;
     // The left operand's batches are the result's; the right one has the
     // same batches or none (shared by all).
@@ -79,9 +82,26 @@ struct MatMulModel
       return false;
     return b.size() == 2 || b.drop_back(2) == o.drop_back(2);
   }
+  /// INT8 x INT8 into an INT32 accumulator (+ INT32 bias), requantized per
+  /// tensor, as the tiled code.
+  bool localQuantized(Operation *operation) const {
+    auto op = cast<tpu::MatMulOp>(operation);
+    auto is = [](Value v, DType t) { return chipDType(v.getType()) == t; };
+    return is(op.getInput(), DType::INT8) && is(op.getRight(), DType::INT8) &&
+           is(op.getOutput(), DType::INT8) &&
+           (isNone(op.getBias()) || is(op.getBias(), DType::INT32)) &&
+           op.getQuant() && op.getQuant().getDefiningOp<top::WeightOp>() &&
+           getShape(op.getQuant()) == ArrayRef<int64_t>{1, 2};
+  }
+  unsigned localTemps(Operation *op) const { return isQuantizedOp(op); }
+  Type localTempType(Operation *op, unsigned) const {
+    return IntegerType::get(op->getContext(), 32);
+  }
   SmallVector<int64_t, 4> localShape(Operation *op, unsigned index) const {
     if (index == 2)
       return {1, 1, 1, getShape(op->getResult(0)).back()};
+    if (index == 3) // the requant's (multiplier, shift)
+      return {1, 1, 1, 2};
     return matrixView(getShape(op->getOperand(index)));
   }
   SmallVector<int64_t, 4> localResultShape(Operation *op) const {
@@ -91,12 +111,25 @@ struct MatMulModel
                       int64_t &) const {
     return false;
   }
-  LogicalResult codegenLocal(Operation *op, CodegenContext &,
+  LogicalResult codegenLocal(Operation *operation, CodegenContext &ctx,
                              LocalOperands &t) const {
+    auto op = cast<tpu::MatMulOp>(operation);
     Operand bias = t.operands[2].buf ? t.operands[2].lmem : Operand();
-    t.emit(makeMatMul(t.result.lmem, t.operands[0].lmem, t.operands[1].lmem,
-                      bias, /*accumulate=*/false,
-                      cast<tpu::MatMulOp>(op).getDoRelu()));
+    bool quant = isQuantizedOp(op);
+    const Operand &out = quant ? t.temps[0].lmem : t.result.lmem;
+    t.emit(makeMatMul(out, t.operands[0].lmem, t.operands[1].lmem, bias,
+                      /*accumulate=*/false, op.getDoRelu()));
+    if (!quant)
+      return success();
+    auto m = ctx.intConstant(op.getQuant());
+    if (failed(m))
+      return failure();
+    Requant rq;
+    rq.zp = resultZeroPoint(op);
+    rq.multiplier = int32_t((*m)[0]);
+    rq.shift = int((*m)[1]);
+    emitRequant([&](const Instruction &i) { return t.emit(i); }, t.result.lmem,
+                out, rq);
     return success();
   }
 };

@@ -177,12 +177,33 @@ streamRowChunks(CodegenContext &ctx, uint64_t inAddr, uint64_t outAddr,
   return success();
 }
 
+/// Whether a local op's F16/BF16 result needs an F32 scratch of its shape
+/// for the unrounded values.
+bool isWideResult(Operation *op) {
+  DType t = chipDType(op->getResult(0).getType());
+  return wideFloat(t) != t;
+}
+
+/// Two per-row statistics [n, c, h, 1] (F32) at the start of an F32
+/// scratch of the rows' shape [n, c, h, w], w >= 2: the first, then the
+/// second right after it in every lane.
+std::pair<Operand, Operand> rowStats(const Operand &scratch) {
+  const auto &s = scratch.shape;
+  Operand a = lmemTensor(scratch.addr, s[0], s[1], s[2], 1, DType::F32,
+                         scratch.start_lane);
+  Operand b = a;
+  b.addr += uint64_t(s[0]) * s[2] * dtypeSize(DType::F32);
+  return {a, b};
+}
+
 struct LayerNormModel
     : public CodegenInterface::ExternalModel<LayerNormModel,
                                              tpu::LayerNormOp> {
-  /// In a group: F32 rows along the last axis as the matrix view
-  /// [batch, rows, 1, D], reduced along W as the tiled code does; temps
-  /// hold the centred rows, the means and the reciprocal deviations.
+  /// In a group: rows along the last axis, reduced along W as the tiled
+  /// code does, in the matrix view [batch, rows, 1, D] beside matmuls or
+  /// the rows view [1, C, H, D] beside row-wise ops. Temps (F32): the
+  /// centred rows, the two statistics of each row, and for an F16/BF16
+  /// result the unrounded one (the last instruction rounds once).
   bool supportsLocal(Operation *operation) const {
     auto op = cast<tpu::LayerNormOp>(operation);
     int64_t rank = int64_t(getShape(op.getInput()).size());
@@ -190,10 +211,11 @@ struct LayerNormModel
     auto vec = [&](Value v) {
       return isNone(v) || numElements(getShape(v)) == d;
     };
-    return rank >= 2 && op.getAxis() == rank - 1 &&
-           chipDType(op.getOutput().getType()) == DType::F32 &&
-           vec(op.getWeight()) && vec(op.getBias());
+    return rank >= 2 && d >= 2 && op.getAxis() == rank - 1 &&
+           isFloat(chipDType(op.getOutput().getType())) && vec(op.getWeight()) &&
+           vec(op.getBias());
   }
+  bool localRowwise(Operation *) const { return true; }
   SmallVector<int64_t, 4> localShape(Operation *op, unsigned index) const {
     if (index > 0)
       return {1, 1, 1, getShape(op->getOperand(0)).back()};
@@ -202,7 +224,12 @@ struct LayerNormModel
   SmallVector<int64_t, 4> localResultShape(Operation *op) const {
     return matrixView(getShape(op->getResult(0)));
   }
-  unsigned localTemps(Operation *) const { return 3; }
+  unsigned localTemps(Operation *op) const {
+    return isWideResult(op) ? 3 : 2;
+  }
+  Type localTempType(Operation *op, unsigned) const {
+    return Float32Type::get(op->getContext());
+  }
   bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
                       int64_t &) const {
     return false;
@@ -210,25 +237,24 @@ struct LayerNormModel
   LogicalResult codegenLocal(Operation *operation, CodegenContext &,
                              LocalOperands &t) const {
     auto op = cast<tpu::LayerNormOp>(operation);
-    const Operand &x = t.operands[0].lmem, &y = t.result.lmem,
+    const Operand &x = t.operands[0].lmem, &r = t.result.lmem,
                   &c = t.temps[0].lmem;
-    auto stat = [&](int i) {
-      return lmemTensor(t.temps[i].lmem.addr, y.shape[0], y.shape[1], 1, 1,
-                        y.dtype, y.start_lane);
-    };
-    Operand mean = stat(1), rstd = stat(2);
+    // The unrounded result: the result itself in F32.
+    const Operand &y = t.temps.size() > 2 ? t.temps[2].lmem : r;
+    auto [mean, rstd] = rowStats(t.temps[1].lmem);
     const float eps = float(op.getEpsilon().convertToDouble());
+    bool hasW = t.operands[1].buf, hasB = t.operands[2].buf;
     t.emit(makeReduce(chip::ReduceMode::Mean, mean, x, 3));
     t.emit(makeBinary(BinaryOp::Sub, c, x, mean));
     t.emit(makeActive(ActOp::Square, y, c));
     t.emit(makeReduce(chip::ReduceMode::Mean, rstd, y, 3));
     t.emit(makeBinaryScalar(BinaryOp::Add, rstd, rstd, eps));
     t.emit(makeActive(ActOp::Rsqrt, rstd, rstd));
-    t.emit(makeBinary(BinaryOp::Mul, y, c, rstd));
-    if (t.operands[1].buf)
-      t.emit(makeBinary(BinaryOp::Mul, y, y, t.operands[1].lmem));
-    if (t.operands[2].buf)
-      t.emit(makeBinary(BinaryOp::Add, y, y, t.operands[2].lmem));
+    t.emit(makeBinary(BinaryOp::Mul, hasW || hasB ? y : r, c, rstd));
+    if (hasW)
+      t.emit(makeBinary(BinaryOp::Mul, hasB ? y : r, y, t.operands[1].lmem));
+    if (hasB)
+      t.emit(makeBinary(BinaryOp::Add, r, y, t.operands[2].lmem));
     return success();
   }
 
@@ -382,22 +408,30 @@ struct LayerNormModel
 
 struct SoftmaxModel
     : public CodegenInterface::ExternalModel<SoftmaxModel, tpu::SoftmaxOp> {
-  /// In a group: F32 rows along the last axis, held as the matrix view
-  /// [batch, rows, 1, D] and reduced along W. The temp holds the per-row
-  /// max, then the sum.
+  /// In a group: rows along the last axis, held as the matrix view
+  /// [batch, rows, 1, D] or the rows view [1, C, H, D] and reduced along W.
+  /// Temps (F32): the per-row max and sum, and for an F16/BF16 result the
+  /// unrounded one.
   bool supportsLocal(Operation *operation) const {
     auto op = cast<tpu::SoftmaxOp>(operation);
     int64_t rank = int64_t(getShape(op.getInput()).size());
-    return rank >= 2 && op.getAxis() == rank - 1 &&
-           chipDType(op.getOutput().getType()) == DType::F32;
+    return rank >= 2 && getShape(op.getInput()).back() >= 2 &&
+           op.getAxis() == rank - 1 &&
+           isFloat(chipDType(op.getOutput().getType()));
   }
+  bool localRowwise(Operation *) const { return true; }
   SmallVector<int64_t, 4> localShape(Operation *op, unsigned) const {
     return matrixView(getShape(op->getOperand(0)));
   }
   SmallVector<int64_t, 4> localResultShape(Operation *op) const {
     return matrixView(getShape(op->getResult(0)));
   }
-  unsigned localTemps(Operation *) const { return 1; }
+  unsigned localTemps(Operation *op) const {
+    return isWideResult(op) ? 2 : 1;
+  }
+  Type localTempType(Operation *op, unsigned) const {
+    return Float32Type::get(op->getContext());
+  }
   bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
                       int64_t &) const {
     return false;
@@ -405,19 +439,19 @@ struct SoftmaxModel
   LogicalResult codegenLocal(Operation *operation, CodegenContext &,
                              LocalOperands &t) const {
     auto op = cast<tpu::SoftmaxOp>(operation);
-    const Operand &x = t.operands[0].lmem, &y = t.result.lmem;
-    Operand stat = lmemTensor(t.temps[0].lmem.addr, y.shape[0], y.shape[1],
-                              1, 1, y.dtype, y.start_lane);
+    const Operand &x = t.operands[0].lmem, &r = t.result.lmem;
+    const Operand &y = t.temps.size() > 1 ? t.temps[1].lmem : r;
+    auto [mx, sum] = rowStats(t.temps[0].lmem);
     Operand src = x;
     if (auto d = op.getDivisor()) {
       t.emit(makeBinaryScalar(BinaryOp::Div, y, x, d->convertToDouble()));
       src = y;
     }
-    t.emit(makeReduce(chip::ReduceMode::Max, stat, src, 3));
-    t.emit(makeBinary(BinaryOp::Sub, y, src, stat));
+    t.emit(makeReduce(chip::ReduceMode::Max, mx, src, 3));
+    t.emit(makeBinary(BinaryOp::Sub, y, src, mx));
     t.emit(makeActive(ActOp::Exp, y, y));
-    t.emit(makeReduce(chip::ReduceMode::Sum, stat, y, 3));
-    t.emit(makeBinary(BinaryOp::Div, y, y, stat));
+    t.emit(makeReduce(chip::ReduceMode::Sum, sum, y, 3));
+    t.emit(makeBinary(BinaryOp::Div, r, y, sum));
     return success();
   }
 
