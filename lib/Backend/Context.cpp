@@ -95,6 +95,69 @@ static std::pair<uint64_t, uint64_t> ddrRange(const Operand &o) {
           uint64_t(int64_t(o.addr) + (hi + 1) * es)};
 }
 
+/// The DDR byte runs [lo, hi) of an operand, sorted and merged; nullopt
+/// when there are too many to list (callers then use the hull).
+static std::optional<std::vector<std::pair<uint64_t, uint64_t>>>
+ddrRuns(const Operand &o) {
+  const int64_t es = dtypeSize(o.dtype);
+  // Dims [outer, 4) that are dense form one run of `len` elements; the
+  // dims before them list the runs.
+  int outer = 4;
+  int64_t len = 1;
+  while (outer > 0 && o.stride[outer - 1] == len) {
+    --outer;
+    len *= o.shape[outer];
+  }
+  uint64_t count = 1;
+  for (int d = 0; d < outer; ++d)
+    count *= o.shape[d];
+  if (count > 4096)
+    return std::nullopt;
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
+  std::array<uint32_t, 4> idx{0, 0, 0, 0};
+  for (uint64_t k = 0; k < count; ++k) {
+    int64_t off = 0;
+    for (int d = 0; d < outer; ++d)
+      off += int64_t(idx[d]) * o.stride[d];
+    uint64_t lo = uint64_t(int64_t(o.addr) + off * es);
+    runs.push_back({lo, lo + uint64_t(len * es)});
+    for (int d = outer - 1; d >= 0; --d) {
+      if (++idx[d] < o.shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  llvm::sort(runs);
+  std::vector<std::pair<uint64_t, uint64_t>> merged;
+  for (auto r : runs)
+    if (!merged.empty() && r.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, r.second);
+    else
+      merged.push_back(r);
+  return merged;
+}
+
+/// Whether two DDR operands share a byte (exactly when their runs can be
+/// listed, else by their hulls).
+static bool ddrOverlap(const Operand &a, const Operand &b) {
+  auto [alo, ahi] = ddrRange(a);
+  auto [blo, bhi] = ddrRange(b);
+  if (ahi <= blo || bhi <= alo)
+    return false;
+  auto ra = ddrRuns(a), rb = ddrRuns(b);
+  if (!ra || !rb)
+    return true;
+  for (size_t i = 0, j = 0; i < ra->size() && j < rb->size();) {
+    if ((*ra)[i].second <= (*rb)[j].first)
+      ++i;
+    else if ((*rb)[j].second <= (*ra)[i].first)
+      ++j;
+    else
+      return true;
+  }
+  return false;
+}
+
 CodegenContext::CodegenContext(const Target &target,
                                std::vector<DdrRegion> ddr)
     : target_(target), ddr_(std::move(ddr)) {
@@ -110,6 +173,7 @@ void CodegenContext::beginOp(Operation *op) {
   lmemUsed_ = 0;
   lmemLow_ = laneBytes();
   storeRanges_.clear();
+  flushed_.clear();
   firstTiu_ = builder_.tiuStream().size();
   firstGdma_ = builder_.gdmaStream().size();
 }
@@ -149,6 +213,7 @@ void CodegenContext::flushStores() {
   if (deferred_.empty())
     return;
   for (Deferred &d : deferred_) {
+    flushed_.push_back({d.lo, d.hi});
     uint32_t id = builder_.gdma(d.inst, d.inst.wait_id);
     for (uint64_t g = d.lo / kLmemAlign; g * kLmemAlign < d.hi; ++g)
       granGdma_[g] = std::max(granGdma_[g], id);
@@ -207,7 +272,6 @@ LogicalResult CodegenContext::endOp() {
     for (const auto &s : storeRanges_)
       if (s.first == inst.id)
         d.lo = s.second.lo, d.hi = s.second.hi;
-    std::tie(d.ddrLo, d.ddrHi) = ddrRange(inst.dst);
     held.push_back(d);
   }
   gdma.resize(first);
@@ -230,8 +294,8 @@ std::optional<LBuf> CodegenContext::alloc(uint64_t bytesPerLane) {
       return std::nullopt;
     lmemUsed_ = start + bytesPerLane;
   }
-  if (overlapsDeferred(start, start + bytesPerLane))
-    flushStores();
+  // A buffer over the LMEM a held-back store reads waits for that store
+  // only when first written (load, fillLocal, tiu flush then).
   LBuf b;
   b.addr = start;
   b.bytes = bytesPerLane;
@@ -302,11 +366,9 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
   // write nor overwrites what they read.
   if (!deferred_.empty()) {
     bool ddr = from.space == Space::DDR;
-    std::pair<uint64_t, uint64_t> src = ddr ? ddrRange(from)
-                                            : std::pair<uint64_t, uint64_t>();
     if (!ddr || overlapsDeferred(dst.addr, dst.addr + dst.bytes) ||
         llvm::any_of(deferred_, [&](const Deferred &d) {
-          return src.first < d.ddrHi && d.ddrLo < src.second;
+          return ddrOverlap(from, d.inst.dst);
         }))
       flushStores();
   }
@@ -338,8 +400,18 @@ uint32_t CodegenContext::store(const Operand &to, LBuf &src,
 
 uint32_t CodegenContext::tiu(const Instruction &inst, ArrayRef<LBuf *> bufs) {
   uint32_t wait = 0;
-  for (LBuf *b : bufs)
+  for (LBuf *b : bufs) {
+    // Held-back stores reading this buffer's old data are emitted now;
+    // those emitted since it was allocated are waited for.
+    uint64_t lo = b->addr, hi = b->addr + b->bytes;
+    if (overlapsDeferred(lo, hi))
+      flushStores();
+    if (llvm::any_of(flushed_,
+                     [&](auto r) { return lo < r.second && r.first < hi; }))
+      for (uint64_t g = lo / kLmemAlign; g * kLmemAlign < hi; ++g)
+        b->gdma = std::max(b->gdma, granGdma_[g]);
     wait = std::max(wait, b->gdma);
+  }
   uint32_t id = builder_.tiu(inst, wait);
   for (LBuf *b : bufs) {
     b->tiu = id;

@@ -15,10 +15,13 @@
 // from opposite ends of LMEM, so an op's first loads need not wait for the
 // previous op's compute. The previous op's trailing stores (after its last
 // compute) are held back and emitted once something could depend on them:
-// a load reading their DDR range, an allocation over their LMEM range, any
-// store or DDR-to-DDR move. Loads of weights and of older tensors thus
-// enter the GDMA queue ahead of them and run while the previous op's last
-// tiles compute.
+// a load reading bytes they write (their strided runs, not the hulls: the
+// next op's first rows of a tensor do not wait for the stores of its last
+// rows), a load, fill or compute instruction using their LMEM range, any
+// store or DDR-to-DDR move. Allocating over that range does not: ops
+// allocate all their buffers before their first load. The next op's first
+// loads (weights, first input tile) thus enter the GDMA queue ahead of
+// them and run while the previous op's last tiles compute.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_BACKEND_CODEGEN_H
@@ -148,11 +151,10 @@ private:
     uint64_t lo, hi;
     uint32_t tiu, gdma;
   };
-  /// A held-back store with the LMEM range it reads and the DDR range it
-  /// writes.
+  /// A held-back store with the LMEM range it reads.
   struct Deferred {
     chip::Instruction inst;
-    uint64_t lo, hi, ddrLo, ddrHi;
+    uint64_t lo, hi;
   };
   void touch(const LBuf &b);
   /// Folds the buffers touched since the last fold into the granule fences.
@@ -174,6 +176,9 @@ private:
   /// LMEM ranges read by the current op's stores, by GDMA id.
   llvm::SmallVector<std::pair<uint32_t, Region>, 16> storeRanges_;
   std::vector<Deferred> deferred_;
+  /// LMEM ranges of the held-back stores emitted during the current op:
+  /// buffers allocated over them before wait for them when computed on.
+  llvm::SmallVector<std::pair<uint64_t, uint64_t>, 4> flushed_;
   std::vector<llvm::unique_function<void(uint32_t)>> waiting_;
   size_t firstTiu_ = 0, firstGdma_ = 0;
 };

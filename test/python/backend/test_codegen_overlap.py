@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tpuc import runtime as rt
+
 from backendutil import CHIPS, Net, check
 from test_codegen_ops import conv
 
@@ -37,6 +39,33 @@ def test_next_weights_load_during_compute(chip, rng, tmp_path):
     # GDMA 1-2 load c1's weight and input; 3 is c2's weight, loaded while c1
     # computes, ahead of c1's store.
     assert gdma[2]["start"] < tiu[0]["end"]
+
+
+def test_next_input_rows_load_ahead_of_trailing_stores(chip, rng, tmp_path):
+    # c1 is tiled along rows. c2's first tile reads c1's first rows, stored
+    # long before c1's last ones: that load enters the GDMA queue ahead of
+    # c1's trailing stores (their bytes are apart, only the hulls of the
+    # strided transfers overlap) and runs while c1's last tile computes.
+    shape = (1, 16, 64, 64) if chip == "tpu_edge" else (1, 64, 128, 128)
+    net = Net()
+    x = net.input("x", rng.standard_normal(shape))
+    y, s = conv(net, x, shape, shape[1], (3, 3), pads=(1, 1, 1, 1), rng=rng, name="c1")
+    z, _ = conv(net, y, s, shape[1], (3, 3), pads=(1, 1, 1, 1), rng=rng, name="c2")
+    o = check(net, [z], chip, tmp_path)
+    n = rt.Model(tmp_path / f"net_{chip}.bmodel").bmodel.networks[0]
+    c1 = next(t.info for t in n.tensors if t.info.name == "c1")
+
+    def in_c1(op):
+        return op.space == rt.Space.DDR and \
+            c1.ddr_addr <= op.addr < c1.ddr_addr + c1.byte_size
+    stores = [i for i in n.gdma if in_c1(i.dst)]
+    loads = [i for i in n.gdma if in_c1(i.src[0])]
+    assert len(stores) > 1 and loads
+    last_store, first_load = stores[-1], loads[0]
+    assert first_load.id < last_store.id
+    tiu, gdma = records(o, "TIU"), records(o, "GDMA")
+    # last_store waits for c1's last compute instruction.
+    assert gdma[first_load.id - 1]["start"] < tiu[last_store.wait_id - 1]["end"]
 
 
 def test_chain_with_residuals_and_reuse(chip, rng, tmp_path):
