@@ -104,6 +104,10 @@ struct RemoveZeroPad : OpRewritePattern<PadOp> {
 
 } // namespace
 
+// ChannelsLast.cpp: NHWC islands of NCHW models back to channel-first ops.
+void populateChannelsLastPatterns(RewritePatternSet &results,
+                                  MLIRContext *context);
+
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
   results.add<FoldReshapeChain, RemoveIdentityReshape>(context);
@@ -112,6 +116,7 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
 void PermuteOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
   results.add<MergePermuteChain, RemoveIdentityPermute>(context);
+  populateChannelsLastPatterns(results, context);
 }
 
 void SliceOp::getCanonicalizationPatterns(RewritePatternSet &results,
