@@ -51,7 +51,7 @@ module attributes {top.weight_file = "WEIGHTS"} {
 // CHECK-NOT: top.Permute
 // CHECK: top.Rsqrt
 // CHECK: %[[N:.*]] = "top.Mul"
-// CHECK: %[[A:.*]] = "top.Add"(%[[N]], %{{.*}}) {{.*}}: (tensor<1x4x3x5xf32>, tensor<4x1x1xf32>) -> tensor<1x4x3x5xf32> loc(#[[L:loc[0-9]*]])
+// CHECK: %[[A:.*]] = "top.Add"(%[[N]], %{{.*}}) {{.*}}: (tensor<1x4x3x5xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x3x5xf32> loc(#[[L:loc[0-9]*]])
 // CHECK: return %[[A]]
 func.func @norm_only(%arg0: tensor<1x4x3x5xf32>) -> tensor<1x4x3x5xf32> {
   %g = "top.Weight"() : () -> tensor<4xf32> loc("gamma")

@@ -180,7 +180,7 @@ struct ChannelsLastToChannelsFirst : OpRewritePattern<PermuteOp> {
       if (!pendingBeta)
         return;
       int64_t c = getShape(v)[1];
-      Value bw = b.weight(name + "_beta", {c, 1, 1}, *pendingBeta);
+      Value bw = b.weight(name + "_beta", {1, c, 1, 1}, *pendingBeta);
       v = rewriter.create<AddOp>(NameLoc::get(rewriter.getStringAttr(name + "_affine")),
                                  b.nchw(c), v, bw, false);
       pendingBeta.reset();
