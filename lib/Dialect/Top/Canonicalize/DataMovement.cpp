@@ -107,6 +107,9 @@ struct RemoveZeroPad : OpRewritePattern<PadOp> {
 // ChannelsLast.cpp: NHWC islands of NCHW models back to channel-first ops.
 void populateChannelsLastPatterns(RewritePatternSet &results,
                                   MLIRContext *context);
+// ChannelShuffle.cpp: Slices of channel shuffles and of Convs.
+void populateChannelShufflePatterns(RewritePatternSet &results,
+                                    MLIRContext *context);
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
@@ -122,6 +125,7 @@ void PermuteOp::getCanonicalizationPatterns(RewritePatternSet &results,
 void SliceOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
   results.add<RemoveFullSlice>(context);
+  populateChannelShufflePatterns(results, context);
 }
 
 void PadOp::getCanonicalizationPatterns(RewritePatternSet &results,
