@@ -74,6 +74,43 @@ Value interleaveChannels(PatternRewriter &rewriter, Operation *op, ArrayRef<Valu
       rewriter.getI64ArrayAttr({s[0], s[1] * g, s[2], s[3]}));
 }
 
+/// v = Reshape(Permute(Reshape(x, [N, g, m, H, W]), [0, 2, 1, 3, 4]), x's
+/// shape): the channels of x shuffled in g groups of m.
+struct Shuffle {
+  Value x;
+  int64_t g, m;
+};
+
+std::optional<Shuffle> matchShuffle(Value v) {
+  auto outer = v.getDefiningOp<ReshapeOp>();
+  auto perm = outer ? outer.getInput().getDefiningOp<PermuteOp>() : nullptr;
+  auto inner = perm ? perm.getInput().getDefiningOp<ReshapeOp>() : nullptr;
+  if (!inner || !isRanked(v) || !isRanked(inner.getInput()) ||
+      !isRanked(perm.getInput()) ||
+      !llvm::equal(getI64s(perm.getOrder()), ArrayRef<int64_t>{0, 2, 1, 3, 4}))
+    return std::nullopt;
+  Value x = inner.getInput();
+  auto xs = getShape(x), split = getShape(perm.getInput());
+  if (xs.size() != 4 || xs != getShape(v) || split.size() != 5 ||
+      split[0] != xs[0] || split[1] * split[2] != xs[1] || split[3] != xs[2] ||
+      split[4] != xs[3])
+    return std::nullopt;
+  return Shuffle{x, split[1], split[2]};
+}
+
+/// The inputs of `x` when it is a channel Concat of the shuffle's g groups
+/// (each of m channels); empty otherwise.
+SmallVector<Value> concatGroups(const Shuffle &sh) {
+  auto concat = sh.x.getDefiningOp<ConcatOp>();
+  if (!concat || concat.getDoRelu() || concat.getAxis() != 1 ||
+      concat.getInputs().size() != size_t(sh.g) ||
+      !llvm::all_of(concat.getInputs(), [&](Value v) {
+        return isRanked(v) && getShape(v).size() == 4 && getShape(v)[1] == sh.m;
+      }))
+    return {};
+  return SmallVector<Value>(concat.getInputs());
+}
+
 struct SliceOfChannelShuffle : OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -102,27 +139,14 @@ struct SliceOfChannelShuffle : OpRewritePattern<SliceOp> {
         sources.push_back(r.getInput());
       }
     } else {
-      auto perm = mid ? mid.getDefiningOp<PermuteOp>() : nullptr;
-      auto inner = perm ? perm.getInput().getDefiningOp<ReshapeOp>() : nullptr;
-      if (!inner || !isRanked(inner.getInput()) || !isRanked(perm.getInput()) ||
-          !llvm::equal(getI64s(perm.getOrder()), ArrayRef<int64_t>{0, 2, 1, 3, 4}))
+      auto sh = matchShuffle(op.getInput());
+      if (!sh)
         return rewriter.notifyMatchFailure(op, "input is not a channel shuffle");
-      Value x = inner.getInput();
-      auto xs = getShape(x), split = getShape(perm.getInput());
-      if (xs.size() != 4 || xs != in || split.size() != 5 || split[0] != xs[0] ||
-          split[1] * split[2] != xs[1] || split[3] != xs[2] || split[4] != xs[3])
-        return rewriter.notifyMatchFailure(op, "shuffle shapes do not match");
-      g = split[1], m = split[2];
+      g = sh->g, m = sh->m;
       // The g sources: a Concat's inputs of m channels each, or x's blocks.
-      auto concat = x.getDefiningOp<ConcatOp>();
-      if (concat && !concat.getDoRelu() && concat.getAxis() == 1 &&
-          concat.getInputs().size() == size_t(g) &&
-          llvm::all_of(concat.getInputs(), [&](Value v) {
-            return isRanked(v) && getShape(v).size() == 4 && getShape(v)[1] == m;
-          })) {
-        sources.assign(concat.getInputs().begin(), concat.getInputs().end());
-      } else {
-        sources.assign(g, x);
+      sources = concatGroups(*sh);
+      if (sources.empty()) {
+        sources.assign(g, sh->x);
         base = m;
       }
     }
@@ -148,22 +172,11 @@ struct ShuffleOfConcat : OpRewritePattern<ReshapeOp> {
 
   LogicalResult matchAndRewrite(ReshapeOp op,
                                 PatternRewriter &rewriter) const override {
-    auto perm = op.getInput().getDefiningOp<PermuteOp>();
-    auto inner = perm ? perm.getInput().getDefiningOp<ReshapeOp>() : nullptr;
-    auto concat = inner ? inner.getInput().getDefiningOp<ConcatOp>() : nullptr;
-    if (!concat || !isRanked(op.getOutput()) || !isRanked(perm.getInput()) ||
-        !isRanked(concat.getOutput()) || concat.getDoRelu() || concat.getAxis() != 1 ||
-        !llvm::equal(getI64s(perm.getOrder()), ArrayRef<int64_t>{0, 2, 1, 3, 4}))
+    auto sh = matchShuffle(op.getOutput());
+    SmallVector<Value> parts = sh ? concatGroups(*sh) : SmallVector<Value>();
+    if (parts.empty())
       return rewriter.notifyMatchFailure(op, "not a channel shuffle of a Concat");
-    auto xs = getShape(concat.getOutput()), split = getShape(perm.getInput());
-    if (xs.size() != 4 || getShape(op.getOutput()) != xs || split.size() != 5 ||
-        split[0] != xs[0] || split[3] != xs[2] || split[4] != xs[3] ||
-        concat.getInputs().size() != size_t(split[1]) ||
-        !llvm::all_of(concat.getInputs(), [&](Value v) {
-          return isRanked(v) && getShape(v).size() == 4 && getShape(v)[1] == split[2];
-        }))
-      return rewriter.notifyMatchFailure(op, "inputs are not the shuffled groups");
-    rewriter.replaceOp(op, interleaveChannels(rewriter, op, SmallVector<Value>(concat.getInputs())));
+    rewriter.replaceOp(op, interleaveChannels(rewriter, op, parts));
     return success();
   }
 };
