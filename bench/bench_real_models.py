@@ -2,6 +2,7 @@
 roofline and latency bounds, on every chip.
 
     python bench/bench_real_models.py [--models resnet18,vit] [--size 224] [--quantize F32]
+    python bench/bench_real_models.py --quantize INT8   # KL-calibrated on random samples
 
 The torchvision CNNs of `tpuc.testing.real_models` are exported with random
 weights at `--size` x `--size` and compared on cycles only; the transformer
@@ -10,7 +11,9 @@ the real-models tests do and their outputs are checked against onnxruntime
 through the cmodel. Prints cycles, the roofline bound, their ratio, the
 latency bound (the roofline plus the DDR latency of the first load and the
 last store) and the ratio to it, then the median and largest ratios per chip
-and family.
+and family. INT8 calibrates each model on `--calibration_samples` random
+inputs (the CNNs) or on the exported inputs (the transformers) first, and
+is compared against the INT8 peak.
 """
 from __future__ import annotations
 
@@ -23,7 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from tpuc.calibration.driver import calibrate
+from tpuc.compiler import CompileError
 from tpuc.deploy import deploy
+from tpuc.frontend.onnx_reference import make_test_inputs
 from tpuc.testing import real_models
 from tpuc.transform import transform
 
@@ -37,7 +43,9 @@ def main() -> None:
     p.add_argument("--models", default=",".join(CNNS + TRANSFORMERS))
     p.add_argument("--chips", default="tpu_edge,tpu_pro")
     p.add_argument("--size", type=int, default=224, help="image size of the CNNs")
-    p.add_argument("--quantize", default="F32", help="a float mode (F32, F16, BF16)")
+    p.add_argument("--quantize", default="F32", help="F32, F16, BF16 or INT8")
+    p.add_argument("--calibration_samples", type=int, default=4,
+                   help="random inputs INT8 calibrates the CNNs on")
     args = p.parse_args()
     logging.basicConfig(level=logging.WARNING)
     warnings.simplefilter("ignore")
@@ -62,8 +70,24 @@ def main() -> None:
                 transform(name, path, mlir)
                 check = {}
             family = "transformer" if checked else "cnn"
+            if args.quantize.upper() == "INT8":
+                dataset = d / "dataset"
+                dataset.mkdir()
+                samples = ([make_test_inputs(path, seed=k) for k in range(args.calibration_samples)]
+                           if not checked else [inputs])
+                for k, sample in enumerate(samples):
+                    np.savez(dataset / f"{k:02d}.npz", **sample)
+                calibrate(mlir, dataset, d / "cali_table", progress=False)
+                check = dict(check, calibration_table=d / "cali_table")
+                if checked:
+                    check["tolerance"] = (0.9, 0.5)
             for chip in chips:
-                r = deploy(mlir, args.quantize, chip, d / f"{name}_{chip}.bmodel", **check)
+                try:
+                    r = deploy(mlir, args.quantize, chip, d / f"{name}_{chip}.bmodel", **check)
+                except CompileError as e:  # one model failing does not end the table
+                    print(f"{name:<20} {chip:<9} failed: {str(e).splitlines()[-1].strip()}",
+                          flush=True)
+                    continue
                 ratios.setdefault((chip, family), []).append((r.roofline_ratio, r.latency_ratio))
                 verdict = ("PASS" if r.passed else "FAIL") if checked else "-"
                 print(f"{name:<20} {chip:<9} {r.cycles:10d} {r.roofline.cycles:10.0f} "

@@ -252,6 +252,10 @@ QuantizeContext::int8ResultType(Operation *op, double limit) {
     if (auto user = dyn_cast<tpu::ReshapeOp>(*op->getResult(0).user_begin()))
       if (auto t = types.int8Type(context(), getOpName(user), limit))
         return t;
+  // The row means of a two-step global average pool stay in its input's
+  // range, so they take its type.
+  if (!types.isTopName(name) && isa<tpu::AvgPoolOp>(op))
+    return int8TypeOf(op->getOperand(0));
   return op->emitOpError() << "calibration table '"
                            << types.options().calibrationTable
                            << "' has no tensor '" << name << "'";

@@ -30,6 +30,26 @@ func.func @conv_bn_relu(%arg0: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // CHECK-DAG: #[[LB]] = loc("bn_bias_bn")
 
 // -----
+
+// A BatchNorm that has no Conv to fold into becomes a depthwise 1x1 Conv
+// under its name; the ReLU after it fuses.
+module attributes {top.weight_file = "WEIGHTS"} {
+// CHECK-LABEL: func.func @bn_alone
+// CHECK: %[[C:.*]] = "top.Conv"(%arg0, %{{.*}}, %{{.*}}) <{{{.*}}do_relu = true, group = 2 : i64, kernel_shape = [1, 1]{{.*}}}> : (tensor<1x2x4x4xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32> loc(#[[L:loc[0-9]*]])
+// CHECK-NEXT: return %[[C]]
+func.func @bn_alone(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %g = "top.Weight"() : () -> tensor<2xf32> loc("gamma")
+  %b = "top.Weight"() : () -> tensor<2xf32> loc("beta")
+  %m = "top.Weight"() : () -> tensor<2xf32> loc("mean")
+  %v = "top.Weight"() : () -> tensor<2xf32> loc("var")
+  %0 = "top.BatchNorm"(%arg0, %g, %b, %m, %v) {epsilon = 1.0 : f64} : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32> loc("bn")
+  %1 = "top.Relu"(%0) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("relu")
+  return %1 : tensor<1x2x4x4xf32>
+}
+}
+// CHECK: #[[L]] = loc("relu")
+
+// -----
 // CHECK-LABEL: func.func @reshape_chain
 // CHECK-NEXT: %[[R:.*]] = "top.Reshape"(%arg0) <{shape = [4, -1]}> : (tensor<2x3x4xf32>) -> tensor<4x6xf32> loc(#[[L:loc[0-9]*]])
 // CHECK-NEXT: return %[[R]]

@@ -1,5 +1,8 @@
 // BatchNorm after a Conv whose weights are constants folds into the Conv's
 // filter and bias: w' = w * s, b' = (b - mean) * s + beta, s = gamma/sqrt(var+eps).
+// Any other BatchNorm over NCHW is a depthwise 1x1 Conv (filter s, bias
+// beta - mean * s): one op that joins layer groups, quantizes per channel in
+// INT8 and fuses a following ReLU (DenseNet's pre-activation BN-ReLU-Conv).
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
 #include "tpuc/Support/OpHelpers.h"
 #include <cmath>
@@ -75,11 +78,55 @@ struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormOp> {
   }
 };
 
+struct BatchNormToDepthwiseConv : OpRewritePattern<BatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(BatchNormOp bn,
+                                PatternRewriter &rewriter) const override {
+    if (!isRanked(bn.getInput()) || getShape(bn.getInput()).size() != 4 ||
+        !isRanked(bn.getOutput()))
+      return rewriter.notifyMatchFailure(bn, "not an NCHW BatchNorm");
+    if (auto conv = bn.getInput().getDefiningOp<ConvOp>())
+      if (conv->hasOneUse() && !conv.getDoRelu())
+        return rewriter.notifyMatchFailure(bn, "folds into the Conv before it");
+    SmallVector<std::shared_ptr<std::vector<float>>> p;
+    for (Value v : {bn.getScale(), bn.getBias(), bn.getMean(), bn.getVariance()}) {
+      auto w = v.getDefiningOp<WeightOp>();
+      if (!w)
+        return rewriter.notifyMatchFailure(bn, "parameters are not constant");
+      auto d = w.read();
+      if (failed(d))
+        return failure();
+      p.push_back(*d);
+    }
+    const int64_t c = getShape(bn.getInput())[1];
+    const float eps = float(bn.getEpsilon().convertToDouble());
+    std::vector<float> filter(c), bias(c);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      filter[ch] = (*p[0])[ch] / std::sqrt((*p[3])[ch] + eps);
+      bias[ch] = (*p[1])[ch] - (*p[2])[ch] * filter[ch];
+    }
+    std::string name = getOpName(bn);
+    auto f32 = rewriter.getF32Type();
+    auto f = WeightOp::createWithData(rewriter, bn, name + "_dw_filter",
+                                      RankedTensorType::get({c, 1, 1, 1}, f32),
+                                      std::move(filter));
+    auto b = WeightOp::createWithData(rewriter, bn, name + "_dw_bias",
+                                      RankedTensorType::get({c}, f32), std::move(bias));
+    auto ones = rewriter.getI64ArrayAttr({1, 1});
+    rewriter.replaceOpWithNewOp<ConvOp>(
+        bn, bn.getOutput().getType(), bn.getInput(), f, b, ones, ones,
+        rewriter.getI64ArrayAttr({0, 0, 0, 0}), ones, uint64_t(c), false,
+        APFloat(-1.0));
+    return success();
+  }
+};
+
 } // namespace
 
 void BatchNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<FoldBatchNormIntoConv>(context);
+  results.add<FoldBatchNormIntoConv, BatchNormToDepthwiseConv>(context);
 }
 
 } // namespace top

@@ -104,6 +104,13 @@ struct RemoveZeroPad : OpRewritePattern<PadOp> {
 
 } // namespace
 
+// ChannelsLast.cpp: NHWC islands of NCHW models back to channel-first ops.
+void populateChannelsLastPatterns(RewritePatternSet &results,
+                                  MLIRContext *context);
+// ChannelShuffle.cpp: Slices of channel shuffles and of Convs.
+void populateChannelShufflePatterns(RewritePatternSet &results,
+                                    MLIRContext *context);
+
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
   results.add<FoldReshapeChain, RemoveIdentityReshape>(context);
@@ -112,11 +119,13 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
 void PermuteOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
   results.add<MergePermuteChain, RemoveIdentityPermute>(context);
+  populateChannelsLastPatterns(results, context);
 }
 
 void SliceOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
   results.add<RemoveFullSlice>(context);
+  populateChannelShufflePatterns(results, context);
 }
 
 void PadOp::getCanonicalizationPatterns(RewritePatternSet &results,
