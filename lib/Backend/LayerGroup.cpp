@@ -6,8 +6,9 @@
 // cycles of its first j ops is, over the last run [i, j), that of its first
 // i ops plus the run's (an op on its own, or a group planLayerGroup places,
 // whole or in slices of rows). Runs of two or more ops become groups (a
-// single op gains nothing over its own tiled codegen); sliced ones also get
-// their slice count (kSlicesAttr).
+// single op gains nothing over its own tiled codegen): their ops move into
+// the region of a tpu.Group, which yields the values used after it and
+// records the plan chosen (slices along H, chunk of rows).
 //
 // Cost model. On its own an op streams its tiles, overlapping DDR traffic
 // with compute: max(TIU cycles, DDR bytes / bandwidth) plus the latency of
@@ -207,32 +208,72 @@ struct LayerGroupPass
     func::FuncOp func = getEntryFunction(module);
     if (!func)
       return;
+    // Groups of an earlier run dissolve: the partition starts afresh.
+    for (auto g : llvm::make_early_inc_range(
+             func.getBody().front().getOps<tpu::GroupOp>()))
+      dissolve(g);
     // Chains of consecutive ops that can join groups; other ops end them.
     SmallVector<SmallVector<Operation *>> chains(1);
     for (Operation &op : func.getBody().front().without_terminator()) {
       if (!isa<tpu::TpuDialect>(op.getDialect()))
         continue;
-      op.removeAttr(kGroupAttr);
-      op.removeAttr(kSlicesAttr);
       if (canJoinLayerGroup(&op))
         chains.back().push_back(&op);
       else if (!chains.back().empty())
         chains.emplace_back();
     }
-    int64_t next = 0;
     for (ArrayRef<Operation *> chain : chains)
-      partition(chain, target, next);
+      partition(chain, target);
+  }
+
+  /// Moves the members of `group` back before it.
+  static void dissolve(tpu::GroupOp group) {
+    for (Operation *op : group.getMembers())
+      op->moveBefore(group);
+    for (OpResult r : group->getResults())
+      r.replaceAllUsesWith(group.getYielded(r.getResultNumber()));
+    group.erase();
+  }
+
+  /// Moves `ops` (consecutive among the Tpu ops) into a new tpu.Group
+  /// placed where the last of them was, which yields their results used
+  /// after it. Ops in between that are not Tpu ops (weights) stay before
+  /// it, so every value the members read is defined before the group.
+  static void formGroup(ArrayRef<Operation *> ops, int64_t slices,
+                        int64_t chunk) {
+    llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+    SmallVector<Value> yielded;
+    SmallVector<Type> types;
+    SmallVector<Location> locs;
+    for (Operation *op : ops) {
+      locs.push_back(op->getLoc());
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(),
+                         [&](Operation *u) { return !members.contains(u); }))
+          yielded.push_back(r), types.push_back(r.getType());
+    }
+    OpBuilder b(ops.back());
+    auto group = b.create<tpu::GroupOp>(b.getFusedLoc(locs), types, slices,
+                                        chunk);
+    Block *body = new Block();
+    group.getBody().push_back(body);
+    for (Operation *op : ops)
+      op->moveBefore(body, body->end());
+    OpBuilder::atBlockEnd(body).create<tpu::YieldOp>(group.getLoc(), yielded);
+    for (auto [v, r] : llvm::zip(yielded, group->getResults()))
+      v.replaceUsesWithIf(r, [&](OpOperand &use) {
+        return use.getOwner()->getBlock() != body;
+      });
   }
 
   /// Splits `chain` into the runs of least estimated cycles (each op on its
-  /// own, or a group that planLayerGroup places) and marks the groups.
-  void partition(ArrayRef<Operation *> chain, const Target &target,
-                 int64_t &next) {
+  /// own, or a group that planLayerGroup places) and forms the groups.
+  void partition(ArrayRef<Operation *> chain, const Target &target) {
     const size_t m = chain.size();
     // best[j]: least cycles of chain[0, j), whose last run starts at from[j].
     std::vector<double> best(m + 1, 0);
     std::vector<size_t> from(m + 1, 0);
-    std::vector<int64_t> slices(m + 1, 1);
+    std::vector<int64_t> slices(m + 1, 1), chunks(m + 1, 0);
     for (size_t j = 1; j <= m; ++j) {
       best[j] = best[j - 1] + soloCycles(chain[j - 1], target);
       from[j] = j - 1;
@@ -245,22 +286,16 @@ struct LayerGroupPass
           break; // longer runs ending here do not fit either
         double c = best[i] + estimateGroupCycles(run, *plan, target);
         if (c < best[j])
-          best[j] = c, from[j] = i, slices[j] = plan->slices;
+          best[j] = c, from[j] = i, slices[j] = plan->slices,
+          chunks[j] = plan->chunk < plan->rows ? plan->chunk : 0;
       }
     }
     SmallVector<std::pair<size_t, size_t>> groups;
     for (size_t j = m; j > 0; j = from[j])
       if (j - from[j] >= 2)
         groups.push_back({from[j], j});
-    auto i64 = IntegerType::get(&getContext(), 64);
-    for (auto [i, j] : llvm::reverse(groups)) {
-      for (size_t k = i; k < j; ++k) {
-        chain[k]->setAttr(kGroupAttr, IntegerAttr::get(i64, next));
-        if (slices[j] > 1)
-          chain[k]->setAttr(kSlicesAttr, IntegerAttr::get(i64, slices[j]));
-      }
-      ++next;
-    }
+    for (auto [i, j] : llvm::reverse(groups))
+      formGroup(chain.slice(i, j - i), slices[j], chunks[j]);
   }
 };
 

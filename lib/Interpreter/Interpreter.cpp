@@ -10,6 +10,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include <functional>
 
 using namespace mlir;
 
@@ -32,6 +33,20 @@ void toElementType(Type elem, std::vector<float> &data) {
     for (float &v : data)
       v = float(tpu::quantizeF32(v, q));
   }
+}
+
+/// The body of a region op without reference semantics of its own whose
+/// results are what its body's terminator yields (tpu.Group), else null.
+/// Kept generic so the interpreter does not depend on the Tpu dialect.
+Block *groupBody(Operation *op) {
+  if (!op || op->getNumRegions() != 1 || isa<InferenceInterface>(op) ||
+      !op->getRegion(0).hasOneBlock())
+    return nullptr;
+  Block &b = op->getRegion(0).front();
+  if (b.empty() || !b.back().hasTrait<OpTrait::IsTerminator>() ||
+      b.getTerminator()->getNumOperands() != op->getNumResults())
+    return nullptr;
+  return &b;
 }
 
 } // namespace
@@ -88,7 +103,18 @@ llvm::Expected<TensorList> interpret(ModuleOp module, const TensorList &inputs,
                                                          getShape(v).end()),
                                     *buffers[v]}});
   };
-  for (Operation &op : body.without_terminator()) {
+  // A layer group (tpu.Group) runs its body op by op, so every member's
+  // tensor is seen; its results are the values its terminator yields.
+  std::function<llvm::Error(Block &)> run = [&](Block &block) -> llvm::Error {
+  for (Operation &op : block.without_terminator()) {
+    if (Block *inner = groupBody(&op)) {
+      if (auto e = run(*inner))
+        return e;
+      for (OpResult r : op.getResults())
+        buffers[r] = buffers[inner->getTerminator()->getOperand(
+            r.getResultNumber())];
+      continue;
+    }
     if (op.getNumResults() == 1 && isa<NoneType>(op.getResult(0).getType()))
       continue;
     auto iface = dyn_cast<InferenceInterface>(op);
@@ -136,9 +162,17 @@ llvm::Expected<TensorList> interpret(ModuleOp module, const TensorList &inputs,
     toElementType(getElementTypeOrSelf(r.getType()), *buf);
     buffers[r] = std::move(buf);
   }
+  return llvm::Error::success();
+  };
+  if (auto e = run(body))
+    return std::move(e);
   if (!allTensors)
-    for (Value v : body.getTerminator()->getOperands())
-      record(v, v.getDefiningOp() ? getOpName(v.getDefiningOp()) : "");
+    for (Value v : body.getTerminator()->getOperands()) {
+      Value inner = v;
+      if (Block *b = groupBody(v.getDefiningOp()))
+        inner = b->getTerminator()->getOperand(cast<OpResult>(v).getResultNumber());
+      record(v, inner.getDefiningOp() ? getOpName(inner.getDefiningOp()) : "");
+    }
   return out;
 }
 
