@@ -108,8 +108,8 @@ struct AssignAddressPass
         Operation *user = use.getOwner();
         // A value a group yields is used where the group's result is.
         if (auto y = dyn_cast<tpu::YieldOp>(user)) {
-          last = std::max(
-              last, lastUse(y->getParentOp()->getResult(use.getOperandNumber())));
+          Value result = y->getParentOp()->getResult(use.getOperandNumber());
+          last = std::max(last, lastUse(result));
           continue;
         }
         auto it = index.find(user);

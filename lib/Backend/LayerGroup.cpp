@@ -30,6 +30,7 @@
 #include "tpuc/Backend/Target.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/OpHelpers.h"
+#include "tpuc/Support/WeightStore.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <algorithm>
@@ -189,6 +190,48 @@ double tpuc::backend::estimateGroupCycles(ArrayRef<Operation *> ops,
                          : groupCycles(ops, target);
 }
 
+void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
+                                   const GroupPlan &plan) {
+  static const char *kKinds[] = {"input", "weight", "result", "temp"};
+  os << ops.size() << " ops, " << plan.bytes << " bytes per lane";
+  if (plan.slices > 1)
+    os << ", " << plan.slices << " slices along H";
+  if (plan.rows && plan.chunk < plan.rows)
+    os << ", chunks of " << plan.chunk << " of " << plan.rows
+       << " rows per lane";
+  // Each buffer is named by its tensor, a temp by the op it serves.
+  std::vector<std::string> names(plan.buffers.size());
+  std::vector<bool> stored(plan.buffers.size(), false);
+  for (size_t k = 0; k < ops.size(); ++k) {
+    for (int t : plan.temps[k])
+      names[t] = "temp of " + getOpName(ops[k]);
+    stored[plan.results[k]] = plan.stored[k];
+  }
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const GroupPlan::Buffer &b = plan.buffers[i];
+    if (b.value)
+      names[i] = b.value.getDefiningOp() ? getOpName(b.value.getDefiningOp())
+                                         : std::string("argument");
+    os << "\n  " << kKinds[int(b.kind)] << " '" << names[i] << "' ["
+       << b.shape[0] << ", " << b.shape[1] << ", " << b.shape[2] << ", "
+       << b.shape[3] << "] " << dtypeName(b.dtype) << " at " << b.offset
+       << " (" << b.bytes << " bytes";
+    if (b.slots > 1)
+      os << " in " << b.slots << " slots";
+    os << "), ops " << b.start << "-" << b.end;
+    if (stored[i])
+      os << ", stored";
+    if (plan.slices > 1 && (b.kind == GroupPlan::Kind::Input ||
+                            b.kind == GroupPlan::Kind::Result)) {
+      os << ", rows";
+      for (int64_t s = 0; s < plan.slices; ++s) {
+        GroupPlan::Rows r = plan.held[s][i];
+        os << (s ? " | " : " ") << r.lo << "-" << r.hi;
+      }
+    }
+  }
+}
+
 namespace {
 
 struct LayerGroupPass
@@ -224,6 +267,20 @@ struct LayerGroupPass
     }
     for (ArrayRef<Operation *> chain : chains)
       partition(chain, target);
+    if (printPlan)
+      for (auto g : func.getBody().front().getOps<tpu::GroupOp>()) {
+        SmallVector<Operation *> ops = g.getMembers();
+        auto plan =
+            planLayerGroup(ops, target, g.getHSlices(), g.getRowChunk());
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        if (succeeded(plan)) {
+          printGroupPlan(os, ops, *plan);
+          os << "\n  estimated "
+             << int64_t(estimateGroupCycles(ops, *plan, target)) << " cycles";
+        }
+        g.emitRemark() << "layer group plan: " << text;
+      }
   }
 
   /// Moves the members of `group` back before it.

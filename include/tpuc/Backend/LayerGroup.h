@@ -95,6 +95,13 @@ mlir::FailureOr<GroupPlan> planLayerGroup(llvm::ArrayRef<mlir::Operation *> ops,
 double estimateGroupCycles(llvm::ArrayRef<mlir::Operation *> ops,
                            const GroupPlan &plan, const chip::Target &target);
 
+/// Writes `plan` for `ops` readably: one line per LMEM buffer (kind,
+/// tensor, shape, dtype, per-lane offset and size, live range), and for a
+/// sliced group the rows each input and result holds per slice.
+void printGroupPlan(llvm::raw_ostream &os,
+                    llvm::ArrayRef<mlir::Operation *> ops,
+                    const GroupPlan &plan);
+
 /// Emits a group between ctx.beginOp and ctx.endOp. Errors are diagnostics.
 mlir::LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group);
 

@@ -61,6 +61,9 @@ def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
            "Target chip: a name in chips/ or a path to a description">,
     Option<"maxOps", "max-ops", "int64_t", "64",
            "Most ops in one group (0: no limit)">,
+    Option<"printPlan", "print-plan", "bool", "false",
+           "Report each group's plan (its LMEM buffers, the rows of every "
+           "slice, the estimated cycles) as a remark on the group">,
   ];
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }
