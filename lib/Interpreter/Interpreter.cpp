@@ -110,9 +110,12 @@ llvm::Expected<TensorList> interpret(ModuleOp module, const TensorList &inputs,
       if (Block *inner = groupBody(&op)) {
         if (auto e = run(*inner))
           return e;
-        for (OpResult r : op.getResults())
-          buffers[r] = buffers[inner->getTerminator()->getOperand(
-              r.getResultNumber())];
+        // (A copy first: inserting the result may rehash the map.)
+        for (OpResult r : op.getResults()) {
+          auto yielded =
+              buffers[inner->getTerminator()->getOperand(r.getResultNumber())];
+          buffers[r] = std::move(yielded);
+        }
         continue;
       }
       if (op.getNumResults() == 1 && isa<NoneType>(op.getResult(0).getType()))
