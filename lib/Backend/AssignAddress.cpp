@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
+#include <functional>
 
 namespace tpuc {
 namespace backend {
@@ -71,40 +72,49 @@ struct AssignAddressPass
     auto i64 = IntegerType::get(ctx, 64);
     const uint64_t align = uint64_t(alignment);
 
-    // Op positions; the terminator is last, "forever" is past it.
+    // Op positions, the members of a layer group (tpu.Group) in place of
+    // the group; the terminator is last, "forever" is past it.
+    SmallVector<Operation *> order;
+    for (Operation &op : body) {
+      if (auto g = dyn_cast<tpu::GroupOp>(op))
+        llvm::append_range(order, g.getMembers());
+      else
+        order.push_back(&op);
+    }
     DenseMap<Operation *, int64_t> index;
     int64_t pos = 0;
-    for (Operation &op : body)
-      index[&op] = pos++;
+    for (Operation *op : order)
+      index[op] = pos++;
     const int64_t forever = pos;
     // Ops of a group (tpu-layer-group ran first) read their inputs and
     // write their stored results from the group's first op to its last: a
     // group sliced along H or chunked by rows stores one slice's results
     // before it loads the next slice's inputs.
-    DenseMap<int64_t, std::pair<int64_t, int64_t>> sliced;
-    auto groupOf = [&](Operation *op) -> std::optional<int64_t> {
-      auto g = op->getAttrOfType<IntegerAttr>(kGroupAttr);
-      if (!g)
-        return std::nullopt;
-      return g.getInt();
+    DenseMap<Operation *, std::pair<int64_t, int64_t>> span;
+    auto groupOf = [&](Operation *op) -> Operation * {
+      return dyn_cast_or_null<tpu::GroupOp>(op->getParentOp());
     };
-    for (Operation &op : body)
-      if (auto g = groupOf(&op)) {
-        auto [it, fresh] = sliced.try_emplace(*g, index[&op], index[&op]);
-        it->second.second = index[&op];
-      }
+    for (auto g : body.getOps<tpu::GroupOp>())
+      span[g] = {index[g.getMembers().front()], index[g.getMembers().back()]};
     auto defIndex = [&](Operation *op) {
-      auto g = groupOf(op);
-      return g ? sliced[*g].first : index[op];
+      Operation *g = groupOf(op);
+      return g ? span[g].first : index[op];
     };
-    auto lastUse = [&](Value v) {
+    std::function<int64_t(Value)> lastUse = [&](Value v) {
       int64_t last = v.getDefiningOp() ? index[v.getDefiningOp()] : 0;
-      for (Operation *user : v.getUsers()) {
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        // A value a group yields is used where the group's result is.
+        if (auto y = dyn_cast<tpu::YieldOp>(user)) {
+          Value result = y->getParentOp()->getResult(use.getOperandNumber());
+          last = std::max(last, lastUse(result));
+          continue;
+        }
+        auto it = index.find(user);
         Operation *top = body.findAncestorOpInBlock(*user);
-        int64_t u = top ? index[top] : forever;
-        if (top)
-          if (auto g = groupOf(top))
-            u = sliced[*g].second;
+        int64_t u = it != index.end() ? it->second : top ? index[top] : forever;
+        if (Operation *g = groupOf(user))
+          u = span[g].second;
         if (top && top->hasTrait<OpTrait::IsTerminator>())
           u = forever;
         last = std::max(last, u);
@@ -130,7 +140,10 @@ struct AssignAddressPass
 
     SmallVector<Buffer> buffers;
     DenseMap<Operation *, unsigned> bufferOf;
-    for (Operation &op : body.without_terminator()) {
+    for (Operation *opp : order) {
+      Operation &op = *opp;
+      if (op.hasTrait<OpTrait::IsTerminator>())
+        continue;
       if (op.getNumResults() != 1 || isNone(op.getResult(0)))
         continue;
       if (isa<top::WeightOp>(op)) {
@@ -162,7 +175,8 @@ struct AssignAddressPass
       if (auto cg = dyn_cast<CodegenInterface>(op)) {
         int a = cg.aliasedOperand();
         if (a >= 0) {
-          Operation *src = op.getOperand(a).getDefiningOp();
+          Operation *src =
+              tpu::lookThroughGroup(op.getOperand(a)).getDefiningOp();
           if (src && isa<top::WeightOp>(src)) {
             op.setAttr(kAddrAttr, src->getAttr(kAddrAttr));
             continue;

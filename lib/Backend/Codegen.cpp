@@ -213,20 +213,15 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       ctx.whenStored(
           [&net, index](uint32_t id) { net.tensors[index].after_id = id; });
     };
-    auto groupOf = [&](Operation &op) -> std::optional<int64_t> {
-      if (auto g = op.getAttrOfType<IntegerAttr>(kGroupAttr);
-          g && layerGroup)
-        return g.getInt();
-      return std::nullopt;
-    };
-    SmallVector<Operation *> group;
-    std::optional<int64_t> groupId;
-    // Emits the pending group; only its stored results become tensors.
-    auto flushGroup = [&]() -> LogicalResult {
-      if (group.empty())
-        return success();
+    // Emits a layer group; only its stored results become tensors.
+    auto emitGroup = [&](tpu::GroupOp g) -> LogicalResult {
+      SmallVector<Operation *> group = g.getMembers();
+      for (Operation *op : group)
+        if (!ddrAddr(op->getResult(0)))
+          return op->emitOpError()
+                 << "has no DDR address; run tpu-assign-address first";
       ctx.beginOp(group.front());
-      if (failed(emitLayerGroup(ctx, group)) || failed(ctx.endOp()))
+      if (failed(emitLayerGroup(ctx, g)) || failed(ctx.endOp()))
         return failure();
       for (Operation *op : group) {
         ctx.macs += cast<CodegenInterface>(op).getMacs();
@@ -235,13 +230,9 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
             }))
           name(op);
       }
-      group.clear();
-      groupId.reset();
       return success();
     };
-    for (Operation &op : body.without_terminator()) {
-      if (!isa<tpu::TpuDialect>(op.getDialect()))
-        continue;
+    auto emitOp = [&](Operation &op) -> LogicalResult {
       auto cg = dyn_cast<CodegenInterface>(op);
       if (!cg)
         return op.emitOpError()
@@ -249,32 +240,31 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       if (!ddrAddr(op.getResult(0)))
         return op.emitOpError()
                << "has no DDR address; run tpu-assign-address first";
-      std::optional<int64_t> g = groupOf(op);
-      if (g && !canJoinLayerGroup(&op))
-        return op.emitOpError() << "cannot run inside a layer group";
-      if (g && groupId == g) {
-        group.push_back(&op);
-        continue;
-      }
-      if (failed(flushGroup()))
-        return failure();
-      if (g) {
-        group.push_back(&op);
-        groupId = g;
-        continue;
-      }
       ctx.beginOp(&op);
       if (failed(cg.codegen(ctx)) || failed(ctx.endOp()))
         return failure();
       ctx.macs += cg.getMacs();
       name(&op);
+      return success();
+    };
+    for (Operation &op : body.without_terminator()) {
+      if (!isa<tpu::TpuDialect>(op.getDialect()))
+        continue;
+      auto g = dyn_cast<tpu::GroupOp>(op);
+      if (g && layerGroup) {
+        if (failed(emitGroup(g)))
+          return failure();
+        continue;
+      }
+      // Without layer groups every member runs on its own.
+      for (Operation *o : g ? g.getMembers() : SmallVector<Operation *>{&op})
+        if (failed(emitOp(*o)))
+          return failure();
     }
-    if (failed(flushGroup()))
-      return failure();
     ctx.finish();
     llvm::StringSet<> outNames;
     for (Value v : body.getTerminator()->getOperands()) {
-      Operation *def = v.getDefiningOp();
+      Operation *def = tpu::lookThroughGroup(v).getDefiningOp();
       if (!def)
         for (Operation *user : v.getUsers())
           if (isa<top::InputOp>(user))

@@ -1,6 +1,7 @@
 //===- Context.cpp - Codegen state, synchronisation and tiling ------------===//
 #include "tpuc/Backend/Codegen.h"
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
+#include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Support/OpHelpers.h"
 #include "tpuc/Support/WeightStore.h"
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
@@ -18,6 +19,8 @@ namespace backend {
 static constexpr uint64_t kLmemAlign = 64;
 
 std::optional<uint64_t> ddrAddr(Value v) {
+  // A layer group's result is the member value it yields.
+  v = tpu::lookThroughGroup(v);
   Operation *def = v.getDefiningOp();
   if (!def) {
     // A block argument is placed through the top.Input that names it.

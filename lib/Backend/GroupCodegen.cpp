@@ -496,6 +496,12 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
   return best;
 }
 
+FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
+                                    const Target &target, int64_t slices,
+                                    int64_t chunk) {
+  return planChunk(ops, target, chunk, slices);
+}
+
 /// Emits a group sliced along H: slice s + 1's inputs load (into the other
 /// slot) before slice s computes, and slice s's stored results leave after
 /// its compute, so the GDMA queue holds the next loads ahead of the stores
@@ -634,8 +640,10 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
   return success();
 }
 
-LogicalResult emitLayerGroup(CodegenContext &ctx, ArrayRef<Operation *> ops) {
-  auto plan = planLayerGroup(ops, ctx.target());
+LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
+  SmallVector<Operation *> ops = group.getMembers();
+  auto plan = planLayerGroup(ops, ctx.target(), group.getHSlices(),
+                             group.getRowChunk());
   if (failed(plan))
     return ctx.error() << "starts a layer group of " << ops.size()
                        << " ops that does not fit local memory";

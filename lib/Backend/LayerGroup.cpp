@@ -6,8 +6,9 @@
 // cycles of its first j ops is, over the last run [i, j), that of its first
 // i ops plus the run's (an op on its own, or a group planLayerGroup places,
 // whole or in slices of rows). Runs of two or more ops become groups (a
-// single op gains nothing over its own tiled codegen); sliced ones also get
-// their slice count (kSlicesAttr).
+// single op gains nothing over its own tiled codegen): their ops move into
+// the region of a tpu.Group, which yields the values used after it and
+// records the plan chosen (slices along H, chunk of rows).
 //
 // Cost model. On its own an op streams its tiles, overlapping DDR traffic
 // with compute: max(TIU cycles, DDR bytes / bandwidth) plus the latency of
@@ -29,6 +30,7 @@
 #include "tpuc/Backend/Target.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/OpHelpers.h"
+#include "tpuc/Support/WeightStore.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <algorithm>
@@ -188,6 +190,48 @@ double tpuc::backend::estimateGroupCycles(ArrayRef<Operation *> ops,
                          : groupCycles(ops, target);
 }
 
+void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
+                                   const GroupPlan &plan) {
+  static const char *kKinds[] = {"input", "weight", "result", "temp"};
+  os << ops.size() << " ops, " << plan.bytes << " bytes per lane";
+  if (plan.slices > 1)
+    os << ", " << plan.slices << " slices along H";
+  if (plan.rows && plan.chunk < plan.rows)
+    os << ", chunks of " << plan.chunk << " of " << plan.rows
+       << " rows per lane";
+  // Each buffer is named by its tensor, a temp by the op it serves.
+  std::vector<std::string> names(plan.buffers.size());
+  std::vector<bool> stored(plan.buffers.size(), false);
+  for (size_t k = 0; k < ops.size(); ++k) {
+    for (int t : plan.temps[k])
+      names[t] = "temp of " + getOpName(ops[k]);
+    stored[plan.results[k]] = plan.stored[k];
+  }
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const GroupPlan::Buffer &b = plan.buffers[i];
+    if (b.value)
+      names[i] = b.value.getDefiningOp() ? getOpName(b.value.getDefiningOp())
+                                         : std::string("argument");
+    os << "\n  " << kKinds[int(b.kind)] << " '" << names[i] << "' ["
+       << b.shape[0] << ", " << b.shape[1] << ", " << b.shape[2] << ", "
+       << b.shape[3] << "] " << dtypeName(b.dtype) << " at " << b.offset
+       << " (" << b.bytes << " bytes";
+    if (b.slots > 1)
+      os << " in " << b.slots << " slots";
+    os << "), ops " << b.start << "-" << b.end;
+    if (stored[i])
+      os << ", stored";
+    if (plan.slices > 1 && (b.kind == GroupPlan::Kind::Input ||
+                            b.kind == GroupPlan::Kind::Result)) {
+      os << ", rows";
+      for (int64_t s = 0; s < plan.slices; ++s) {
+        GroupPlan::Rows r = plan.held[s][i];
+        os << (s ? " | " : " ") << r.lo << "-" << r.hi;
+      }
+    }
+  }
+}
+
 namespace {
 
 struct LayerGroupPass
@@ -207,32 +251,86 @@ struct LayerGroupPass
     func::FuncOp func = getEntryFunction(module);
     if (!func)
       return;
+    // Groups of an earlier run dissolve: the partition starts afresh.
+    for (auto g : llvm::make_early_inc_range(
+             func.getBody().front().getOps<tpu::GroupOp>()))
+      dissolve(g);
     // Chains of consecutive ops that can join groups; other ops end them.
     SmallVector<SmallVector<Operation *>> chains(1);
     for (Operation &op : func.getBody().front().without_terminator()) {
       if (!isa<tpu::TpuDialect>(op.getDialect()))
         continue;
-      op.removeAttr(kGroupAttr);
-      op.removeAttr(kSlicesAttr);
       if (canJoinLayerGroup(&op))
         chains.back().push_back(&op);
       else if (!chains.back().empty())
         chains.emplace_back();
     }
-    int64_t next = 0;
     for (ArrayRef<Operation *> chain : chains)
-      partition(chain, target, next);
+      partition(chain, target);
+    if (printPlan)
+      for (auto g : func.getBody().front().getOps<tpu::GroupOp>()) {
+        SmallVector<Operation *> ops = g.getMembers();
+        auto plan =
+            planLayerGroup(ops, target, g.getHSlices(), g.getRowChunk());
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        if (succeeded(plan)) {
+          printGroupPlan(os, ops, *plan);
+          os << "\n  estimated "
+             << int64_t(estimateGroupCycles(ops, *plan, target)) << " cycles";
+        }
+        g.emitRemark() << "layer group plan: " << text;
+      }
+  }
+
+  /// Moves the members of `group` back before it.
+  static void dissolve(tpu::GroupOp group) {
+    for (Operation *op : group.getMembers())
+      op->moveBefore(group);
+    for (OpResult r : group->getResults())
+      r.replaceAllUsesWith(group.getYielded(r.getResultNumber()));
+    group.erase();
+  }
+
+  /// Moves `ops` (consecutive among the Tpu ops) into a new tpu.Group
+  /// placed where the last of them was, which yields their results used
+  /// after it. Ops in between that are not Tpu ops (weights) stay before
+  /// it, so every value the members read is defined before the group.
+  static void formGroup(ArrayRef<Operation *> ops, int64_t slices,
+                        int64_t chunk) {
+    llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+    SmallVector<Value> yielded;
+    SmallVector<Type> types;
+    SmallVector<Location> locs;
+    for (Operation *op : ops) {
+      locs.push_back(op->getLoc());
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(),
+                         [&](Operation *u) { return !members.contains(u); }))
+          yielded.push_back(r), types.push_back(r.getType());
+    }
+    OpBuilder b(ops.back());
+    auto group = b.create<tpu::GroupOp>(b.getFusedLoc(locs), types, slices,
+                                        chunk);
+    Block *body = new Block();
+    group.getBody().push_back(body);
+    for (Operation *op : ops)
+      op->moveBefore(body, body->end());
+    OpBuilder::atBlockEnd(body).create<tpu::YieldOp>(group.getLoc(), yielded);
+    for (auto [v, r] : llvm::zip(yielded, group->getResults()))
+      v.replaceUsesWithIf(r, [&](OpOperand &use) {
+        return use.getOwner()->getBlock() != body;
+      });
   }
 
   /// Splits `chain` into the runs of least estimated cycles (each op on its
-  /// own, or a group that planLayerGroup places) and marks the groups.
-  void partition(ArrayRef<Operation *> chain, const Target &target,
-                 int64_t &next) {
+  /// own, or a group that planLayerGroup places) and forms the groups.
+  void partition(ArrayRef<Operation *> chain, const Target &target) {
     const size_t m = chain.size();
     // best[j]: least cycles of chain[0, j), whose last run starts at from[j].
     std::vector<double> best(m + 1, 0);
     std::vector<size_t> from(m + 1, 0);
-    std::vector<int64_t> slices(m + 1, 1);
+    std::vector<int64_t> slices(m + 1, 1), chunks(m + 1, 0);
     for (size_t j = 1; j <= m; ++j) {
       best[j] = best[j - 1] + soloCycles(chain[j - 1], target);
       from[j] = j - 1;
@@ -245,22 +343,16 @@ struct LayerGroupPass
           break; // longer runs ending here do not fit either
         double c = best[i] + estimateGroupCycles(run, *plan, target);
         if (c < best[j])
-          best[j] = c, from[j] = i, slices[j] = plan->slices;
+          best[j] = c, from[j] = i, slices[j] = plan->slices,
+          chunks[j] = plan->chunk < plan->rows ? plan->chunk : 0;
       }
     }
     SmallVector<std::pair<size_t, size_t>> groups;
     for (size_t j = m; j > 0; j = from[j])
       if (j - from[j] >= 2)
         groups.push_back({from[j], j});
-    auto i64 = IntegerType::get(&getContext(), 64);
-    for (auto [i, j] : llvm::reverse(groups)) {
-      for (size_t k = i; k < j; ++k) {
-        chain[k]->setAttr(kGroupAttr, IntegerAttr::get(i64, next));
-        if (slices[j] > 1)
-          chain[k]->setAttr(kSlicesAttr, IntegerAttr::get(i64, slices[j]));
-      }
-      ++next;
-    }
+    for (auto [i, j] : llvm::reverse(groups))
+      formGroup(chain.slice(i, j - i), slices[j], chunks[j]);
   }
 };
 

@@ -10,6 +10,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include <functional>
 
 using namespace mlir;
 
@@ -32,6 +33,20 @@ void toElementType(Type elem, std::vector<float> &data) {
     for (float &v : data)
       v = float(tpu::quantizeF32(v, q));
   }
+}
+
+/// The body of a region op without reference semantics of its own whose
+/// results are what its body's terminator yields (tpu.Group), else null.
+/// Kept generic so the interpreter does not depend on the Tpu dialect.
+Block *groupBody(Operation *op) {
+  if (!op || op->getNumRegions() != 1 || isa<InferenceInterface>(op) ||
+      !op->getRegion(0).hasOneBlock())
+    return nullptr;
+  Block &b = op->getRegion(0).front();
+  if (b.empty() || !b.back().hasTrait<OpTrait::IsTerminator>() ||
+      b.getTerminator()->getNumOperands() != op->getNumResults())
+    return nullptr;
+  return &b;
 }
 
 } // namespace
@@ -88,57 +103,81 @@ llvm::Expected<TensorList> interpret(ModuleOp module, const TensorList &inputs,
                                                          getShape(v).end()),
                                     *buffers[v]}});
   };
-  for (Operation &op : body.without_terminator()) {
-    if (op.getNumResults() == 1 && isa<NoneType>(op.getResult(0).getType()))
-      continue;
-    auto iface = dyn_cast<InferenceInterface>(op);
-    if (!iface)
-      return err(getOpName(&op) + " (" + op.getName().getStringRef() +
-                 "): op has no reference semantics (InferenceInterface)");
-    InferenceParam param;
-    for (Value v : op.getOperands())
-      param.inputs.push_back(isNone(v) ? nullptr : buffers[v]->data());
-    for (Value r : op.getResults()) {
-      if (!isRanked(r))
+  // A layer group (tpu.Group) runs its body op by op, so every member's
+  // tensor is seen; its results are the values its terminator yields.
+  std::function<llvm::Error(Block &)> run = [&](Block &block) -> llvm::Error {
+    for (Operation &op : block.without_terminator()) {
+      if (Block *inner = groupBody(&op)) {
+        if (auto e = run(*inner))
+          return e;
+        // (A copy first: inserting the result may rehash the map.)
+        for (OpResult r : op.getResults()) {
+          auto yielded =
+              buffers[inner->getTerminator()->getOperand(r.getResultNumber())];
+          buffers[r] = std::move(yielded);
+        }
+        continue;
+      }
+      if (op.getNumResults() == 1 && isa<NoneType>(op.getResult(0).getType()))
+        continue;
+      auto iface = dyn_cast<InferenceInterface>(op);
+      if (!iface)
         return err(getOpName(&op) + " (" + op.getName().getStringRef() +
-                   "): result shape unknown; run shape inference first");
-      auto buf = std::make_shared<std::vector<float>>(
-          numElements(getShape(r)), 0.0f);
-      param.outputs.push_back(buf->data());
+                   "): op has no reference semantics (InferenceInterface)");
+      InferenceParam param;
+      for (Value v : op.getOperands())
+        param.inputs.push_back(isNone(v) ? nullptr : buffers[v]->data());
+      for (Value r : op.getResults()) {
+        if (!isRanked(r))
+          return err(getOpName(&op) + " (" + op.getName().getStringRef() +
+                     "): result shape unknown; run shape inference first");
+        auto buf = std::make_shared<std::vector<float>>(
+            numElements(getShape(r)), 0.0f);
+        param.outputs.push_back(buf->data());
+        buffers[r] = std::move(buf);
+      }
+      if (failed(iface.inference(param)))
+        return err(diag.empty() ? getOpName(&op) + ": inference failed"
+                                : diag);
+      // A result of a narrower float type holds the op's f32 value rounded
+      // once to it (nearest even), as the chip stores it.
+      for (Value r : op.getResults()) {
+        Type elem = getElementTypeOrSelf(r.getType());
+        if (elem.isF16() || elem.isBF16())
+          toElementType(elem, *buffers[r]);
+      }
+      // Constants (no operands) are not layer outputs.
+      if (op.getNumResults() != 1 || op.getNumOperands() == 0)
+        continue;
+      std::string name = getOpName(&op);
+      if (allTensors && !name.empty())
+        record(op.getResult(0), name);
+      auto ref = refs.find(name);
+      if (name.empty() || ref == refs.end())
+        continue;
+      Value r = op.getResult(0);
+      if (llvm::ArrayRef<int64_t>(ref->second->shape) != getShape(r))
+        return err("reference '" + name + "' has shape " +
+                   shapeToString(ref->second->shape) + " but the tensor has " +
+                   shapeToString(getShape(r)));
+      // Users read the reference, not this op's value (a fresh buffer: the
+      // recorded one was copied already).
+      auto buf = std::make_shared<std::vector<float>>(ref->second->data);
+      toElementType(getElementTypeOrSelf(r.getType()), *buf);
       buffers[r] = std::move(buf);
     }
-    if (failed(iface.inference(param)))
-      return err(diag.empty() ? getOpName(&op) + ": inference failed" : diag);
-    // A result of a narrower float type holds the op's f32 value rounded
-    // once to it (nearest even), as the chip stores it.
-    for (Value r : op.getResults()) {
-      Type elem = getElementTypeOrSelf(r.getType());
-      if (elem.isF16() || elem.isBF16())
-        toElementType(elem, *buffers[r]);
-    }
-    // Constants (no operands) are not layer outputs.
-    if (op.getNumResults() != 1 || op.getNumOperands() == 0)
-      continue;
-    std::string name = getOpName(&op);
-    if (allTensors && !name.empty())
-      record(op.getResult(0), name);
-    auto ref = refs.find(name);
-    if (name.empty() || ref == refs.end())
-      continue;
-    Value r = op.getResult(0);
-    if (llvm::ArrayRef<int64_t>(ref->second->shape) != getShape(r))
-      return err("reference '" + name + "' has shape " +
-                 shapeToString(ref->second->shape) + " but the tensor has " +
-                 shapeToString(getShape(r)));
-    // Users read the reference, not this op's value (a fresh buffer: the
-    // recorded one was copied already).
-    auto buf = std::make_shared<std::vector<float>>(ref->second->data);
-    toElementType(getElementTypeOrSelf(r.getType()), *buf);
-    buffers[r] = std::move(buf);
-  }
+    return llvm::Error::success();
+  };
+  if (auto e = run(body))
+    return std::move(e);
   if (!allTensors)
-    for (Value v : body.getTerminator()->getOperands())
-      record(v, v.getDefiningOp() ? getOpName(v.getDefiningOp()) : "");
+    for (Value v : body.getTerminator()->getOperands()) {
+      Value inner = v;
+      if (Block *b = groupBody(v.getDefiningOp()))
+        inner = b->getTerminator()->getOperand(
+            cast<OpResult>(v).getResultNumber());
+      record(v, inner.getDefiningOp() ? getOpName(inner.getDefiningOp()) : "");
+    }
   return out;
 }
 

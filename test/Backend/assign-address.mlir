@@ -96,9 +96,12 @@ func.func @main(%arg0: tensor<1x16xf32>) -> tensor<16xf32> {
 func.func @sliced_group(%arg0: tensor<1x16xf32>) -> tensor<1x16xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("x")
   %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("a")
-  %b = "tpu.Active"(%a) {mode = "exp", tpu.group = 0 : i64, tpu.slices = 2 : i64} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("b")
-  %c = "tpu.Active"(%b) {mode = "tanh", tpu.group = 0 : i64, tpu.slices = 2 : i64} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("c")
-  %d = "tpu.Active"(%c) {mode = "abs"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("d")
+  %g = tpu.Group -> (tensor<1x16xf32>) attributes {h_slices = 2 : i64} {
+    %b = "tpu.Active"(%a) {mode = "exp"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("b")
+    %c = "tpu.Active"(%b) {mode = "tanh"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("c")
+    tpu.Yield %c : tensor<1x16xf32>
+  }
+  %d = "tpu.Active"(%g) {mode = "abs"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("d")
   return %d : tensor<1x16xf32>
 }
 

@@ -56,18 +56,39 @@ func.func @too_big(%arg0: tensor<1x1x1x100000xf32>) -> tensor<1x1x1x50000xf32> {
 // per lane does not fit even sliced along H.
 func.func @bad_group(%arg0: tensor<1x16x4x20000xf32>) -> tensor<1x16x4x20000xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x16x4x20000xf32>) -> tensor<1x16x4x20000xf32> loc("x")
-  // expected-error @+1 {{starts a layer group of 2 ops that does not fit local memory}}
-  %a = "tpu.Active"(%x) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x16x4x20000xf32>) -> tensor<1x16x4x20000xf32>
-  %b = "tpu.Active"(%a) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x16x4x20000xf32>) -> tensor<1x16x4x20000xf32> loc("b")
-  return %b : tensor<1x16x4x20000xf32>
+  %g = tpu.Group -> (tensor<1x16x4x20000xf32>) attributes {h_slices = 4 : i64} {
+    // expected-error @+1 {{starts a layer group of 2 ops that does not fit local memory}}
+    %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x4x20000xf32>) -> tensor<1x16x4x20000xf32>
+    %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x16x4x20000xf32>) -> tensor<1x16x4x20000xf32> loc("b")
+    tpu.Yield %b : tensor<1x16x4x20000xf32>
+  }
+  return %g : tensor<1x16x4x20000xf32>
+}
+
+// -----
+
+// A group whose recorded plan (whole tensors) does not fit, though slices
+// along H would: the codegen follows the plan, it does not search another.
+func.func @plan_does_not_fit(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("x")
+  %g = tpu.Group -> (tensor<1x16x64x129xf32>) {
+    // expected-error @+1 {{starts a layer group of 2 ops that does not fit local memory}}
+    %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32>
+    %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("b")
+    tpu.Yield %b : tensor<1x16x64x129xf32>
+  }
+  return %g : tensor<1x16x64x129xf32>
 }
 
 // -----
 
 func.func @bad_member(%arg0: tensor<1x2x2x2x8xf32>) -> tensor<1x2x2x2x8xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x2x2x2x8xf32>) -> tensor<1x2x2x2x8xf32> loc("x")
-  // expected-error @+1 {{cannot run inside a layer group}}
-  %a = "tpu.Active"(%x) {mode = "abs", tpu.group = 0 : i64} : (tensor<1x2x2x2x8xf32>) -> tensor<1x2x2x2x8xf32>
-  %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x2x2x2x8xf32>) -> tensor<1x2x2x2x8xf32> loc("b")
+  %g = tpu.Group -> (tensor<1x2x2x2x8xf32>) {
+    // expected-error @+1 {{cannot run inside a layer group}}
+    %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x2x2x2x8xf32>) -> tensor<1x2x2x2x8xf32>
+    tpu.Yield %a : tensor<1x2x2x2x8xf32>
+  }
+  %b = "tpu.Active"(%g) {mode = "abs"} : (tensor<1x2x2x2x8xf32>) -> tensor<1x2x2x2x8xf32> loc("b")
   return %b : tensor<1x2x2x2x8xf32>
 }

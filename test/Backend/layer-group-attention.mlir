@@ -5,9 +5,11 @@
 // weighted sum of values) stays in local memory in the matmul layout
 // [heads, rows, 1, cols]: one group, whose only stored tensor is the result.
 // CHECK-LABEL: func.func @attention
-// CHECK: "tpu.MatMul"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Softmax"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.MatMul"{{.*}}tpu.group = 0 : i64
+// CHECK: tpu.Group -> (tensor<1x4x12x16xf32>) {
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: "tpu.Softmax"
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: tpu.Yield
 func.func @attention(%arg0: tensor<1x4x12x16xf32>, %arg1: tensor<1x4x16x12xf32>,
                      %arg2: tensor<1x4x12x16xf32>) -> tensor<1x4x12x16xf32> {
   %q = "top.Input"(%arg0) : (tensor<1x4x12x16xf32>) -> tensor<1x4x12x16xf32> loc("q")
@@ -26,9 +28,11 @@ func.func @attention(%arg0: tensor<1x4x12x16xf32>, %arg1: tensor<1x4x16x12xf32>,
 // on [1, 12, 64]: the add follows the matmul's layout [1, 12, 1, 64] and
 // the LayerNorm reduces along W.
 // CHECK-LABEL: func.func @proj_add_norm
-// CHECK: "tpu.MatMul"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Add"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.LayerNorm"{{.*}}tpu.group = 0 : i64
+// CHECK: tpu.Group -> (tensor<1x12x64xf32>) {
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: "tpu.Add"
+// CHECK-NEXT: "tpu.LayerNorm"
+// CHECK-NEXT: tpu.Yield
 func.func @proj_add_norm(%arg0: tensor<1x12x64xf32>, %arg1: tensor<1x12x64xf32>) -> tensor<1x12x64xf32> {
   %a = "top.Input"(%arg0) : (tensor<1x12x64xf32>) -> tensor<1x12x64xf32> loc("a")
   %x = "top.Input"(%arg1) : (tensor<1x12x64xf32>) -> tensor<1x12x64xf32> loc("x")

@@ -1,14 +1,20 @@
 // RUN: tpuc-opt %s -split-input-file -tpu-layer-group="chip=tpu_edge" | FileCheck %s
 // RUN: tpuc-opt %s -split-input-file -tpu-layer-group="chip=tpu_pro" | FileCheck %s --check-prefix=PRO
+// RUN: tpuc-opt %s -split-input-file -tpu-layer-group="chip=tpu_edge" -tpu-layer-group="chip=tpu_edge" | FileCheck %s
 
 // A conv block (conv, depthwise conv with relu, pool, add, per-channel
 // scale) is one group.
+// The group yields only the value used after it, which replaces it there.
 // CHECK-LABEL: func.func @block
-// CHECK: "tpu.Conv"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Conv"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.MaxPool"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Add"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Mul"{{.*}}tpu.group = 0 : i64
+// CHECK: %[[G:.*]] = tpu.Group -> (tensor<1x16x8x8xf32>) {
+// CHECK-NEXT: "tpu.Conv"
+// CHECK-NEXT: "tpu.Conv"
+// CHECK-NEXT: "tpu.MaxPool"
+// CHECK-NEXT: "tpu.Add"
+// CHECK-NEXT: %[[M:.*]] = "tpu.Mul"
+// CHECK-NEXT: tpu.Yield %[[M]] : tensor<1x16x8x8xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[G]]
 func.func @block(%arg0: tensor<1x8x16x16xf32>) -> tensor<1x16x8x8xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> loc("x")
   %none = "top.None"() : () -> none
@@ -29,8 +35,10 @@ func.func @block(%arg0: tensor<1x8x16x16xf32>) -> tensor<1x16x8x8xf32> {
 // Two tensors of exactly half a lane fit (the input's space is reused by the
 // second result); one more element per row does not.
 // CHECK-LABEL: func.func @exact_fit
-// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
+// CHECK: tpu.Group -> (tensor<1x16x64x128xf32>) {
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: tpu.Yield
 func.func @exact_fit(%arg0: tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> loc("x")
   %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> loc("a")
@@ -44,12 +52,16 @@ func.func @exact_fit(%arg0: tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> 
 // slices of rows (two input and two result slots of 16 rows, each op's
 // tensors starting in different LMEM banks).
 // CHECK-LABEL: func.func @too_big
-// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64, tpu.slices = 4 : i64
-// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64, tpu.slices = 4 : i64
+// CHECK: tpu.Group -> (tensor<1x16x64x129xf32>) attributes {h_slices = 4 : i64} {
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: tpu.Yield
 // The larger chip has room for both.
 // PRO-LABEL: func.func @too_big
-// PRO: "tpu.Active"{{.*}}tpu.group = 0 : i64}
-// PRO: "tpu.Active"{{.*}}tpu.group = 0 : i64}
+// PRO: tpu.Group -> (tensor<1x16x64x129xf32>) {
+// PRO-NEXT: "tpu.Active"
+// PRO-NEXT: "tpu.Active"
+// PRO-NEXT: tpu.Yield
 func.func @too_big(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("x")
   %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("a")
@@ -62,14 +74,18 @@ func.func @too_big(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
 // An op without local codegen (MatMul) or a tensor of another rank ends a
 // run; runs of one op are not groups.
 // CHECK-LABEL: func.func @unsupported
-// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Reshape"
-// CHECK-NOT: tpu.group
-// CHECK: "tpu.MatMul"
-// CHECK-NOT: tpu.group
-// CHECK: "tpu.Active"{{.*}}tpu.group = 1 : i64
-// CHECK: "tpu.Active"{{.*}}tpu.group = 1 : i64
+// CHECK: %[[G:.*]] = tpu.Group -> (tensor<1x4x8x8xf32>) {
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: tpu.Yield
+// CHECK-NEXT: }
+// CHECK-NEXT: "tpu.Reshape"(%[[G]])
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: "tpu.Reshape"
+// CHECK-NEXT: tpu.Group -> (tensor<1x4x8x8xf32>) {
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: tpu.Yield
 func.func @unsupported(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x1x8x8xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("x")
   %none = "top.None"() : () -> none
@@ -90,11 +106,20 @@ func.func @unsupported(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x1x8x8xf32> {
 // Elementwise ops on 3-D tensors group in the rows view: a bias add and the
 // five ops of an exact GELU (scalar and row-broadcast weights) are one group.
 // CHECK-LABEL: func.func @gelu_3d
-// CHECK-COUNT-6: tpu.group = 0 : i64
-// CHECK-NOT: tpu.group
+// CHECK: tpu.Group -> (tensor<1x32x256xf32>) {
+// CHECK-NEXT: "tpu.Add"
+// CHECK-NEXT: "tpu.Div"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Add"
+// CHECK-NEXT: "tpu.Mul"
+// CHECK-NEXT: "tpu.Mul"
+// CHECK-NEXT: tpu.Yield
+// CHECK-NOT: tpu.Group
 // CHECK: return
 // PRO-LABEL: func.func @gelu_3d
-// PRO-COUNT-6: tpu.group = 0 : i64
+// PRO: tpu.Group -> (tensor<1x32x256xf32>) {
+// PRO-COUNT-6: "tpu.
+// PRO-NEXT: tpu.Yield
 func.func @gelu_3d(%arg0: tensor<1x32x256xf32>) -> tensor<1x32x256xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x32x256xf32>) -> tensor<1x32x256xf32> loc("x")
   %b = "top.Weight"() : () -> tensor<256xf32> loc("b")
@@ -114,12 +139,15 @@ func.func @gelu_3d(%arg0: tensor<1x32x256xf32>) -> tensor<1x32x256xf32> {
 
 // Groups of 3-D and 2-D elementwise ops are separate rows groups.
 // CHECK-LABEL: func.func @rows_shape_change
-// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Reshape"
-// CHECK-NOT: tpu.group = 0
-// CHECK: "tpu.Active"{{.*}}tpu.group = 1 : i64
-// CHECK: "tpu.Active"{{.*}}tpu.group = 1 : i64
+// CHECK: %[[G:.*]] = tpu.Group -> (tensor<4x8x16xf32>) {
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: tpu.Yield
+// CHECK: "tpu.Reshape"(%[[G]])
+// CHECK-NEXT: tpu.Group -> (tensor<32x16xf32>) {
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: tpu.Yield
 func.func @rows_shape_change(%arg0: tensor<4x8x16xf32>) -> tensor<32x16xf32> {
   %x = "top.Input"(%arg0) : (tensor<4x8x16xf32>) -> tensor<4x8x16xf32> loc("x")
   %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<4x8x16xf32>) -> tensor<4x8x16xf32> loc("a")
@@ -133,10 +161,14 @@ func.func @rows_shape_change(%arg0: tensor<4x8x16xf32>) -> tensor<32x16xf32> {
 // -----
 
 // Too big to fit whole (96 KiB per lane per tensor on tpu_edge), a rows
-// group still forms: it runs as a loop over chunks of rows.
+// group still forms: it runs as a loop over chunks of 2 rows per lane.
 // CHECK-LABEL: func.func @rows_chunked
-// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Active"{{.*}}tpu.group = 0 : i64
+// CHECK: tpu.Group -> (tensor<1x128x3072xf32>) attributes {row_chunk = 2 : i64} {
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: tpu.Yield
+// PRO-LABEL: func.func @rows_chunked
+// PRO: tpu.Group -> (tensor<1x128x3072xf32>) {
 func.func @rows_chunked(%arg0: tensor<1x128x3072xf32>) -> tensor<1x128x3072xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x128x3072xf32>) -> tensor<1x128x3072xf32> loc("x")
   %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x128x3072xf32>) -> tensor<1x128x3072xf32> loc("a")
@@ -148,7 +180,7 @@ func.func @rows_chunked(%arg0: tensor<1x128x3072xf32>) -> tensor<1x128x3072xf32>
 
 // 127 rows (prime) would run on one lane: no group.
 // CHECK-LABEL: func.func @rows_one_lane
-// CHECK-NOT: tpu.group
+// CHECK-NOT: tpu.Group
 // CHECK: return
 func.func @rows_one_lane(%arg0: tensor<127x64xf32>) -> tensor<127x64xf32> {
   %x = "top.Input"(%arg0) : (tensor<127x64xf32>) -> tensor<127x64xf32> loc("x")
@@ -165,13 +197,17 @@ func.func @rows_one_lane(%arg0: tensor<127x64xf32>) -> tensor<127x64xf32> {
 // conv and the add run sliced along H (the conv's halo is only reloaded).
 // On the larger chip whole tensors fit.
 // CHECK-LABEL: func.func @sliced_block
-// CHECK: "tpu.Conv"{{.*}}}> : (tensor
-// CHECK: "tpu.Conv"{{.*}}tpu.group = 0 : i64, tpu.slices = 28 : i64
-// CHECK: "tpu.Add"{{.*}}tpu.group = 0 : i64, tpu.slices = 28 : i64
+// CHECK: %[[C0:.*]] = "tpu.Conv"
+// CHECK-NEXT: tpu.Group -> (tensor<1x64x56x56xf32>) attributes {h_slices = 28 : i64} {
+// CHECK-NEXT: "tpu.Conv"(%[[C0]],
+// CHECK-NEXT: "tpu.Add"
+// CHECK-NEXT: tpu.Yield
 // PRO-LABEL: func.func @sliced_block
-// PRO: "tpu.Conv"{{.*}}tpu.group = 0 : i64}
-// PRO: "tpu.Conv"{{.*}}tpu.group = 0 : i64}
-// PRO: "tpu.Add"{{.*}}tpu.group = 0 : i64}
+// PRO: tpu.Group -> (tensor<1x64x56x56xf32>) {
+// PRO-NEXT: "tpu.Conv"
+// PRO-NEXT: "tpu.Conv"
+// PRO-NEXT: "tpu.Add"
+// PRO-NEXT: tpu.Yield
 func.func @sliced_block(%arg0: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> loc("x")
   %w0 = "top.Weight"() : () -> tensor<64x64x3x3xf32> loc("w0")
@@ -189,9 +225,11 @@ func.func @sliced_block(%arg0: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
 // A 3x3 conv, a 3x3/2 max pool and a 1x1 conv on 64x128 maps sliced along H:
 // pool rows need conv rows with the conv's halo, all in one group.
 // CHECK-LABEL: func.func @windows
-// CHECK: tpu.Conv{{.*}}tpu.group = 0 : i64, tpu.slices = [[S:[0-9]+]] : i64
-// CHECK: tpu.MaxPool{{.*}}tpu.group = 0 : i64, tpu.slices = [[S]] : i64
-// CHECK: tpu.Conv{{.*}}tpu.group = 0 : i64, tpu.slices = [[S]] : i64
+// CHECK: tpu.Group -> (tensor<1x32x32x64xf32>) attributes {h_slices = {{[0-9]+}} : i64} {
+// CHECK-NEXT: "tpu.Conv"
+// CHECK-NEXT: "tpu.MaxPool"
+// CHECK-NEXT: "tpu.Conv"
+// CHECK-NEXT: tpu.Yield
 func.func @windows(%arg0: tensor<1x16x64x128xf32>) -> tensor<1x32x32x64xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> loc("x")
   %none = "top.None"() : () -> none

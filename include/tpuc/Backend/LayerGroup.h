@@ -3,9 +3,10 @@
 // A layer group is a run of consecutive Tpu ops whose whole tensors stay in
 // local memory: the group's inputs and weights are loaded once, every op
 // computes LMEM to LMEM (CodegenInterface::codegenLocal), and only results
-// used after the group (or returned) are stored. tpu-layer-group marks the
-// groups with kGroupAttr; tpu-codegen emits them with emitLayerGroup. Both
-// use planLayerGroup, so a group the pass forms is one the codegen can place.
+// used after the group (or returned) are stored. tpu-layer-group moves the
+// ops of each group into a tpu.Group region, recording the plan it chose
+// (slices, chunk) on it; tpu-codegen emits it with emitLayerGroup, planning
+// with those decisions, so a group the pass forms is one the codegen places.
 // Tensors keep their own element types in LMEM (INT8 ops hold INT8 filters,
 // INT32 biases and requant tables; scratch may be INT32 accumulators).
 // Elementwise groups on tensors that are not NCHW use a rows view instead
@@ -17,19 +18,13 @@
 #ifndef TPUC_BACKEND_LAYERGROUP_H
 #define TPUC_BACKEND_LAYERGROUP_H
 #include "tpuc/Backend/Codegen.h"
+#include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "mlir/IR/Operation.h"
 #include <array>
 #include <vector>
 
 namespace tpuc {
 namespace backend {
-
-/// Group id written on every op of a group by tpu-layer-group.
-constexpr llvm::StringLiteral kGroupAttr = "tpu.group";
-/// Slices along H of a group that runs as a loop over slices of rows (on
-/// every op of the group). Its inputs are read and its stored results
-/// written throughout the loop, so tpu-assign-address keeps them apart.
-constexpr llvm::StringLiteral kSlicesAttr = "tpu.slices";
 
 /// Where each tensor of a group lives in LMEM.
 struct GroupPlan {
@@ -88,14 +83,27 @@ bool canJoinLayerGroup(mlir::Operation *op);
 mlir::FailureOr<GroupPlan> planLayerGroup(llvm::ArrayRef<mlir::Operation *> ops,
                                           const chip::Target &target);
 
+/// The plan of `ops` with the decisions a tpu.Group records: `slices` of
+/// rows along H (1: whole) and, in the rows view, `chunk` rows per lane
+/// (0: all); failure when that does not fit.
+mlir::FailureOr<GroupPlan> planLayerGroup(llvm::ArrayRef<mlir::Operation *> ops,
+                                          const chip::Target &target,
+                                          int64_t slices, int64_t chunk);
+
 /// Estimated cycles of `ops` run as the group `plan`: loads, compute and
 /// stores overlapping as the emitted code lets them (see LayerGroup.cpp).
 double estimateGroupCycles(llvm::ArrayRef<mlir::Operation *> ops,
                            const GroupPlan &plan, const chip::Target &target);
 
+/// Writes `plan` for `ops` readably: one line per LMEM buffer (kind,
+/// tensor, shape, dtype, per-lane offset and size, live range), and for a
+/// sliced group the rows each input and result holds per slice.
+void printGroupPlan(llvm::raw_ostream &os,
+                    llvm::ArrayRef<mlir::Operation *> ops,
+                    const GroupPlan &plan);
+
 /// Emits a group between ctx.beginOp and ctx.endOp. Errors are diagnostics.
-mlir::LogicalResult emitLayerGroup(CodegenContext &ctx,
-                                   llvm::ArrayRef<mlir::Operation *> ops);
+mlir::LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group);
 
 } // namespace backend
 } // namespace tpuc

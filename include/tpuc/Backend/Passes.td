@@ -14,6 +14,9 @@ def AssignAddress : Pass<"tpu-assign-address", "::mlir::ModuleOp"> {
     Network inputs and outputs live for the whole program, so they are never
     overwritten. An op whose CodegenInterface says it aliases an operand
     (tpu.Reshape) gets that operand's address and extends its lifetime.
+    The members of a layer group (`tpu.Group`) are placed like other ops,
+    a group result where the member value it yields is; the inputs and
+    stored results of a group sliced along H live through the whole group.
 
     Every placed value's defining op gets `ddr.addr` (an absolute byte
     address); the module gets `tpu.weight_size`, `tpu.activation_addr` and
@@ -38,10 +41,12 @@ def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
     lower rank in a rows view, chunked when too big) and whose inputs, weights,
     results and scratch fit the chip's local memory together, dead tensors'
     space being reused: whole, or else as a loop over slices of rows (H)
-    with the halos the windows need (`tpu.slices`; run this pass before
+    with the halos the windows need (run this pass before
     tpu-assign-address, which keeps a sliced group's inputs and results
-    apart). Every op of a group gets `tpu.group` (the group's id);
-    tpu-codegen then loads each group input once (per slice), computes LMEM
+    apart). The ops of each group move into the region of a `tpu.Group`,
+    which yields the values used after the group (its results replace
+    them there) and records the plan chosen (`h_slices`, `row_chunk`);
+    groups already in the input are dissolved first. tpu-codegen then loads each group input once (per slice), computes LMEM
     to LMEM and stores only the results used after the group or returned,
     so the other results are never in DDR (and cannot be dumped). The runs
     are chosen by dynamic programming over a cost model (TIU cycles, DDR
@@ -56,6 +61,9 @@ def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
            "Target chip: a name in chips/ or a path to a description">,
     Option<"maxOps", "max-ops", "int64_t", "64",
            "Most ops in one group (0: no limit)">,
+    Option<"printPlan", "print-plan", "bool", "false",
+           "Report each group's plan (its LMEM buffers, the rows of every "
+           "slice, the estimated cycles) as a remark on the group">,
   ];
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }
@@ -66,9 +74,10 @@ def Codegen : Pass<"tpu-codegen", "::mlir::ModuleOp"> {
     Builds the weight blob (reordering weights into the layouts the chip
     wants, see CodegenInterface::layoutWeight), then lets each Tpu op emit
     its instructions through CodegenInterface, tiling its tensors to fit the
-    local memory and double-buffering loads against compute. Ops marked
-    `tpu.group` by tpu-layer-group are emitted together with LMEM-resident
-    tensors (CodegenInterface::codegenLocal). Every result stored to DDR
+    local memory and double-buffering loads against compute. The ops of a
+    `tpu.Group` (formed by tpu-layer-group) are emitted together with
+    LMEM-resident tensors (CodegenInterface::codegenLocal), planned as the
+    group's attributes say. Every result stored to DDR
     becomes a named tensor the runtime can dump; results kept in a group's
     local memory are not. Needs the addresses
     from tpu-assign-address. The module gets `tpu.macs` (multiply-accumulates
@@ -80,8 +89,8 @@ def Codegen : Pass<"tpu-codegen", "::mlir::ModuleOp"> {
     Option<"bmodel", "bmodel", "std::string", "\"\"",
            "Output .bmodel path (empty: generate and check only)">,
     Option<"layerGroup", "layer-group", "bool", "true",
-           "Emit the groups marked by tpu-layer-group (false: every op on "
-           "its own with its result stored, so every tensor can be dumped)">,
+           "Emit the tpu.Group ops as groups (false: every member on its "
+           "own with its result stored, so every tensor can be dumped)">,
   ];
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }

@@ -14,6 +14,7 @@ from backendutil import CHIPS
 from tpuc import compiler
 from tpuc import runtime as rt
 from tpuc.testing import zoo
+from tpuc.testing.groups import grouped_lines
 from tpuc.testing.quant import prepare
 
 MODELS = ("cnn_bn", "mobilenetv2", "bert_layer", "mlp")
@@ -92,7 +93,7 @@ def test_int8_layer_groups_bit_exact(prepared, name, chip, asymmetric):
     text = []
     ref, got = run(prepared(name), name, chip, "INT8", asymmetric, module_text=text)
     assert compare_stages(ref, got, chip) >= 1, "no INT8 tensor was compared"
-    grouped = [line for line in text[0].splitlines() if "tpu.group" in line]
+    grouped = grouped_lines(text[0])
     assert any('"tpu.Conv"' in line for line in grouped), "no INT8 conv joined a group"
     # Asymmetric convs pad with the zero point themselves, as symmetric ones.
     assert '"tpu.Pad"' not in text[0]
@@ -168,7 +169,7 @@ def test_attention_block_grouped(prepared, chip, mode):
     ref, got = run(p, "attention_block", chip, mode, module_text=text)
     exact = compare_stages(ref, got, chip)
     assert mode == "F32" or exact >= 1, "no INT8 tensor was compared"
-    grouped = [line for line in text[0].splitlines() if "tpu.group" in line]
+    grouped = grouped_lines(text[0])
     if mode == "F32":
         assert sum('"tpu.MatMul"' in line for line in grouped) >= 2, grouped
         assert any('"tpu.Softmax"' in line for line in grouped), grouped

@@ -18,4 +18,22 @@
 
 #define GET_OP_CLASSES
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h.inc"
+
+namespace tpu {
+
+/// Which ops may run inside a tpu.Group. The backend, which knows each op's
+/// local codegen, registers it on the dialect; without it the verifier of
+/// tpu.Group checks the group's structure only.
+class GroupMemberInterface
+    : public mlir::DialectInterface::Base<GroupMemberInterface> {
+public:
+  GroupMemberInterface(mlir::Dialect *dialect) : Base(dialect) {}
+  virtual bool canRunInGroup(mlir::Operation *op) const = 0;
+};
+
+/// The value a use outside a group sees: the body value a tpu.Group result
+/// yields, else `v` itself.
+mlir::Value lookThroughGroup(mlir::Value v);
+
+} // namespace tpu
 #endif

@@ -298,4 +298,57 @@ def Tpu_LutOp : Tpu_ComputeOp<"Lut"> {
   let results = (outs Tpu_Tensor:$output);
   let hasVerifier = 1;
 }
+//===----------------------------------------------------------------------===//
+// Layer groups
+//===----------------------------------------------------------------------===//
+
+def Tpu_GroupOp : Tpu_Op<"Group", [SingleBlock, NoRegionArguments,
+    RecursiveMemoryEffects]> {
+  let summary = "a layer group: ops computing on LMEM-resident tensors";
+  let description = [{
+    The ops of the body run as one unit on the chip: the group's inputs
+    (values defined before it, read directly by the body's ops) and weights
+    are loaded into local memory once, every op computes local memory to
+    local memory, and only the values the `tpu.Yield` returns (those used
+    after the group) are stored to DDR and become the group's results.
+    Every body op must be a Tpu op that can run in a group (the backend
+    decides: CodegenInterface::supportsLocal and the operand types); groups
+    do not nest.
+
+    The plan: `h_slices` > 1 runs an NCHW group as a loop over that many
+    slices of rows (H), recomputing the halo rows the windows need;
+    `row_chunk` > 0 runs a group in the rows view (elementwise ops on
+    tensors that are not NCHW) as a loop over chunks of that many rows per
+    lane. The default plan holds every tensor whole.
+
+    ```mlir
+    %r = tpu.Group -> (tensor<1x16x64x129xf32>) attributes {h_slices = 4 : i64} {
+      %a = "tpu.Active"(%x) {mode = "abs"} : (...) -> tensor<1x16x64x129xf32>
+      %b = "tpu.Active"(%a) {mode = "sigmoid"} : (...) -> tensor<1x16x64x129xf32>
+      tpu.Yield %b : tensor<1x16x64x129xf32>
+    }
+    ```
+  }];
+  let arguments = (ins DefaultValuedAttr<I64Attr, "1">:$h_slices,
+                       DefaultValuedAttr<I64Attr, "0">:$row_chunk);
+  let results = (outs Variadic<Tpu_Tensor>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`->` `(` type($outputs)^ `)`)? attr-dict-with-keyword $body
+  }];
+  let extraClassDeclaration = [{
+    /// The body's ops in order, without the terminator.
+    ::llvm::SmallVector<::mlir::Operation *> getMembers();
+    /// The body value returned as result `index`.
+    ::mlir::Value getYielded(unsigned index);
+  }];
+  let hasVerifier = 1;
+}
+
+def Tpu_YieldOp : Tpu_Op<"Yield", [Pure, Terminator,
+    HasParent<"GroupOp">]> {
+  let summary = "the values of a tpu.Group used after it";
+  let arguments = (ins Variadic<Tpu_Tensor>:$operands);
+  let assemblyFormat = "($operands^ `:` type($operands))? attr-dict";
+}
 #endif

@@ -1,0 +1,112 @@
+// RUN: tpuc-opt %s -split-input-file -verify-diagnostics
+// The verifier of tpu.Group: members that can run in a group, results that
+// match what the body yields, no nesting, a valid plan.
+
+func.func @not_local(%arg0: tensor<4x8xf32>) -> tensor<32xf32> {
+  %g = tpu.Group -> (tensor<32xf32>) {
+    // expected-error @+1 {{cannot run inside a layer group}}
+    %r = "tpu.Reshape"(%arg0) : (tensor<4x8xf32>) -> tensor<32xf32>
+    tpu.Yield %r : tensor<32xf32>
+  }
+  return %g : tensor<32xf32>
+}
+
+// -----
+
+func.func @yield_type(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf16> {
+  // expected-error @+1 {{result #0 has type 'tensor<1x4x8x8xf16>' but the body yields 'tensor<1x4x8x8xf32>'}}
+  %g = tpu.Group -> (tensor<1x4x8x8xf16>) {
+    %a = "tpu.Active"(%arg0) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    tpu.Yield %a : tensor<1x4x8x8xf32>
+  }
+  return %g : tensor<1x4x8x8xf16>
+}
+
+// -----
+
+func.func @yield_count(%arg0: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{yields 1 values but has 0 results}}
+  tpu.Group {
+    %a = "tpu.Active"(%arg0) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    tpu.Yield %a : tensor<1x4x8x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @yield_outside(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{yields value #0 not computed in the group}}
+  %g = tpu.Group -> (tensor<1x4x8x8xf32>) {
+    %a = "tpu.Active"(%arg0) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    tpu.Yield %arg0 : tensor<1x4x8x8xf32>
+  }
+  return %g : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @nested(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %g = tpu.Group -> (tensor<1x4x8x8xf32>) {
+    // expected-error @+1 {{cannot be nested in another tpu.Group}}
+    %h = tpu.Group -> (tensor<1x4x8x8xf32>) {
+      %a = "tpu.Active"(%arg0) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+      tpu.Yield %a : tensor<1x4x8x8xf32>
+    }
+    tpu.Yield %h : tensor<1x4x8x8xf32>
+  }
+  return %g : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @empty(%arg0: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{has no ops}}
+  tpu.Group {
+    tpu.Yield
+  }
+  return
+}
+
+// -----
+
+func.func @slices(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{h_slices must be at least 1, got 0}}
+  %g = tpu.Group -> (tensor<1x4x8x8xf32>) attributes {h_slices = 0 : i64} {
+    %a = "tpu.Active"(%arg0) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    tpu.Yield %a : tensor<1x4x8x8xf32>
+  }
+  return %g : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @both(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{cannot be sliced along H and chunked by rows}}
+  %g = tpu.Group -> (tensor<1x4x8x8xf32>) attributes {h_slices = 2 : i64, row_chunk = 2 : i64} {
+    %a = "tpu.Active"(%arg0) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    tpu.Yield %a : tensor<1x4x8x8xf32>
+  }
+  return %g : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @top_member(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %g = tpu.Group -> (tensor<1x4x8x8xf32>) {
+    // expected-error @+1 {{cannot be in a tpu.Group: members are Tpu ops with one result}}
+    %a = "top.Abs"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    tpu.Yield %a : tensor<1x4x8x8xf32>
+  }
+  return %g : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @terminator(%arg0: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{body must end with tpu.Yield}}
+  tpu.Group {
+    %a = "tpu.Active"(%arg0) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  }
+  return
+}
