@@ -205,6 +205,7 @@ Status validateBModel(const BModel &m) {
     }
     TPUC_RETURN_IF_ERROR(checkIoDtypes(n).withContext(where));
     TPUC_RETURN_IF_ERROR(checkHazards(n.tiu, n.gdma, m.target).withContext(where));
+    TPUC_RETURN_IF_ERROR(checkDataflow(n.tiu, n.gdma, m.target).withContext(where));
   }
   return Status::OK();
 }

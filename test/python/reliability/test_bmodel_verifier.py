@@ -174,11 +174,16 @@ def inflight_writes(fillers: int) -> rt.BModel:
                            [rt.TensorInfo("y", F, shape, ddr_addr=4096)])
 
 
-def test_overlapping_writes_in_flight_land_in_program_order():
-    # GDMA requests complete in order (isa.md), so two in flight writing the
-    # same bytes are ordered: the later one's data stays, whatever the gap.
-    # The compiler relies on it (a padding fill, then the interior's load).
+def test_overlapping_writes_in_flight_are_rejected():
+    # Up to queue_depth GDMA requests are in flight; two of them writing the
+    # same bytes are refused, naming both, until the queue itself orders
+    # them (the fill completes before the load can issue).
     x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(1, 16, 4, 4)
-    for fillers in range(rt.load_target("tpu_edge").gdma_queue_depth):
-        m = rt.Model(rt.serialize_bmodel(inflight_writes(fillers)))
-        np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], np.maximum(x, 0))
+    depth = rt.load_target("tpu_edge").gdma_queue_depth
+    for fillers in range(depth - 1):
+        with pytest.raises(rt.ChipError, match=(
+                r"in-flight writes overlap: GDMA instruction #0 \(id 1, dma_fill\) "
+                rf"writes .* GDMA instruction #{fillers + 1} \(id {fillers + 2}, dma_move\)")):
+            rt.serialize_bmodel(inflight_writes(fillers))
+    m = rt.Model(rt.serialize_bmodel(inflight_writes(depth - 1)))
+    np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], np.maximum(x, 0))
