@@ -196,8 +196,8 @@ Status checkHazards(const std::vector<Instruction> &tiu,
           return Status::error(
               "in-flight writes overlap: " + describe(gdma[a - 1], a - 1) + " writes " +
               range(fa.acc[0]) + " (dst) and " + describe(ib, b - 1) +
-              " writes overlapping bytes " + range(fb.acc[0]) +
-              " (dst) while it may still be in flight: no wait, queue slot or read orders the two");
+              " writes " + range(fb.acc[0]) +
+              " (dst) while the first may still be in flight: no wait, queue slot or read orders the two");
       }
     }
   }

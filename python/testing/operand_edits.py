@@ -25,18 +25,31 @@ ACCEPTED_SAME, ACCEPTED_DIFFERENT = "accepted, same outputs", "accepted, other o
 REJECTED_LOAD, REJECTED_RUN = "rejected at load", "rejected at run"
 
 
-def _lane_shift(operand: str, by: int) -> Edit:
+def _operand_edit(operand: str, space, change) -> Edit:
+    """Applies `change` to the named operand when it lies in `space`."""
     def edit(inst) -> bool:
         o = inst.dst if operand == "dst" else inst.src[int(operand[3:])]
-        if o.space != rt._rt.Space.LMEM:
+        if o.space != space:
             return False
-        o.start_lane = o.start_lane + by
+        change(o)
         if operand == "dst":
             inst.dst = o
         else:
             inst.set_src(int(operand[3:]), o)
         return True
     return edit
+
+
+def _lane_shift(operand: str, by: int) -> Edit:
+    def shift(o):
+        o.start_lane = o.start_lane + by
+    return _operand_edit(operand, rt._rt.Space.LMEM, shift)
+
+
+def _ddr_shift(operand: str) -> Edit:
+    def shift(o):
+        o.addr = o.addr + rt._rt.dtype_size(o.dtype)
+    return _operand_edit(operand, rt._rt.Space.DDR, shift)
 
 
 def _negate_h_stride(inst) -> bool:
@@ -48,20 +61,6 @@ def _negate_h_stride(inst) -> bool:
     o.stride = s
     inst.dst = o
     return True
-
-
-def _ddr_shift(operand: str) -> Edit:
-    def edit(inst) -> bool:
-        o = inst.dst if operand == "dst" else inst.src[int(operand[3:])]
-        if o.space != rt._rt.Space.DDR:
-            return False
-        o.addr = o.addr + rt._rt.dtype_size(o.dtype)
-        if operand == "dst":
-            inst.dst = o
-        else:
-            inst.set_src(int(operand[3:]), o)
-        return True
-    return edit
 
 
 OPERANDS = ("dst", "src0", "src1", "src2")

@@ -277,7 +277,10 @@ def test_repeated_runs_start_from_fresh_memory(edge):
     m = rt.build_bmodel(edge, sb.tiu_stream, sb.gdma_stream,
                         [rt.TensorInfo("x", F, shape, ddr_addr=x_addr)],
                         [rt.TensorInfo("y", F, shape, ddr_addr=y_addr)],
-                        weights=w.tobytes(), activation_addr=act, activation_size=1024)
+                        weights=w.tobytes(), activation_addr=act, activation_size=1024,
+                        tensors=[rt.NamedTensor(rt.TensorInfo("scratch", F, shape,
+                                                              ddr_addr=scratch_addr),
+                                                rt.Engine.GDMA, 0)])
     model = rt.Model(rt.serialize_bmodel(m))
     for k in range(3):
         x = np.full(shape, 100.0 + k, np.float32)
