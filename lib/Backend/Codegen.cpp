@@ -177,6 +177,10 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       }
       if (*addr + bytes->size() > bm.weights.size())
         return w.emitOpError() << "lies outside the weight region";
+      std::string wname = tpuc::getOpName(w);
+      bm.weightTensors.push_back(tensorInfo(
+          wname.empty() ? "weight@" + std::to_string(*addr) : wname,
+          w.getOutput(), *addr));
       uint8_t *dst = bm.weights.data() + *addr;
       for (size_t i = 0; i < n; ++i)
         std::memcpy(dst + i * es, bytes->data() + (order ? (*order)[i] : i) * es,

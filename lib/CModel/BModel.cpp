@@ -125,6 +125,80 @@ Status checkIoDtypes(const Network &n) {
   }
   return Status::OK();
 }
+/// Tensor byte spans sorted by start, with the furthest end reached so far:
+/// whether some tensor holds [lo, hi) is one binary search.
+class Spans {
+public:
+  explicit Spans(std::vector<const TensorInfo *> ts) : t_(std::move(ts)) {
+    std::sort(t_.begin(), t_.end(), [](const TensorInfo *a, const TensorInfo *b) {
+      return a->ddr_addr < b->ddr_addr;
+    });
+    for (size_t k = 0; k < t_.size(); ++k)
+      reach_.push_back(std::max(k ? reach_[k - 1] : 0, end(*t_[k])));
+  }
+  /// A tensor holding [lo, hi) (the latest starting one), or null.
+  const TensorInfo *holding(int64_t lo, int64_t hi) const {
+    size_t k = size_t(std::upper_bound(t_.begin(), t_.end(), lo,
+                                       [](int64_t v, const TensorInfo *t) {
+                                         return v < int64_t(t->ddr_addr);
+                                       }) - t_.begin());
+    while (k-- > 0 && reach_[k] >= hi)
+      if (end(*t_[k]) >= hi)
+        return t_[k];
+    return nullptr;
+  }
+  bool empty() const { return t_.empty(); }
+
+private:
+  static int64_t end(const TensorInfo &t) { return int64_t(t.ddr_addr + t.byteSize()); }
+  std::vector<const TensorInfo *> t_;
+  std::vector<int64_t> reach_;
+};
+
+/// Every DDR access lies inside one tensor the bmodel names: in the
+/// activation region an input, an output or a named intermediate; in the
+/// weight region a weight tensor, read as its dtype. A view moved past its
+/// tensor's end reads or clobbers a neighbour.
+Status checkDdrTensors(const Network &n, const BModel &m) {
+  std::vector<const TensorInfo *> act;
+  for (const TensorInfo &t : n.inputs)
+    act.push_back(&t);
+  for (const TensorInfo &t : n.outputs)
+    act.push_back(&t);
+  for (const NamedTensor &t : n.tensors)
+    act.push_back(&t.info);
+  std::vector<const TensorInfo *> wt;
+  for (const TensorInfo &t : m.weightTensors)
+    wt.push_back(&t);
+  Spans acts(std::move(act)), weights(std::move(wt));
+  const DdrPlan &p = m.plan;
+  Target any;
+  for (size_t k = 0; k < n.gdma.size(); ++k) {
+    const Instruction &i = n.gdma[k];
+    const Operand *ops[4] = {&i.dst, &i.src[0], &i.src[1], &i.src[2]};
+    static const char *names[4] = {"dst", "src0", "src1", "src2"};
+    for (int j = 0; j < 4; ++j) {
+      Extent e;
+      if (ops[j]->space != Space::DDR || !operandExtent(*ops[j], any, e).ok())
+        continue;
+      bool inWeights = e.lo >= int64_t(p.weight_addr) &&
+                       e.lo < int64_t(p.weight_addr + p.weight_size);
+      if (inWeights && weights.empty())
+        continue;
+      const TensorInfo *t = (inWeights ? weights : acts).holding(e.lo, e.hi);
+      std::string where = gdmaName(i, k) + " " + names[j] + ": DDR bytes [" +
+                          std::to_string(e.lo) + ", " + std::to_string(e.hi) + ")";
+      if (!t)
+        return Status::error(where + " lie inside no " +
+                             (inWeights ? "weight tensor" : "input, output or named tensor"));
+      if (inWeights && ops[j]->dtype != t->dtype)
+        return Status::error(where + " read weight '" + t->name + "' of dtype " +
+                             dtypeName(t->dtype) + " as " + dtypeName(ops[j]->dtype));
+    }
+  }
+  return Status::OK();
+}
+
 } // namespace
 
 Status validateBModel(const BModel &m) {
@@ -146,6 +220,13 @@ Status validateBModel(const BModel &m) {
                          " bytes but the DDR plan says " + std::to_string(p.weight_size));
   if (m.networks.empty())
     return Status::error("bmodel has no network");
+  {
+    std::vector<DdrRegion> wr;
+    if (p.weight_size)
+      wr.push_back({p.weight_addr, p.weight_addr + p.weight_size, "weight region"});
+    for (const TensorInfo &t : m.weightTensors)
+      TPUC_RETURN_IF_ERROR(checkTensor(t, "weight table", wr));
+  }
   std::vector<DdrRegion> all = p.regions();
   std::vector<DdrRegion> act;
   if (p.activation_size)
@@ -204,7 +285,9 @@ Status validateBModel(const BModel &m) {
                              ") outside the activation region");
     }
     TPUC_RETURN_IF_ERROR(checkIoDtypes(n).withContext(where));
+    TPUC_RETURN_IF_ERROR(checkDdrTensors(n, m).withContext(where));
     TPUC_RETURN_IF_ERROR(checkHazards(n.tiu, n.gdma, m.target).withContext(where));
+    TPUC_RETURN_IF_ERROR(checkDataflow(n.tiu, n.gdma, m.target).withContext(where));
   }
   return Status::OK();
 }
@@ -218,7 +301,7 @@ constexpr uint32_t tag(const char (&s)[5]) {
 }
 constexpr uint32_t kTagTarget = tag("TRGT"), kTagPlan = tag("PLAN"),
                    kTagWeights = tag("WGHT"), kTagNetwork = tag("NETW"),
-                   kTagMeta = tag("META");
+                   kTagMeta = tag("META"), kTagWeightTable = tag("WTAB");
 
 struct Out {
   std::vector<uint8_t> &b;
@@ -360,6 +443,15 @@ Status serializeBModel(const BModel &m, std::vector<uint8_t> &outBytes, bool val
   }
   section(pl, kTagWeights, m.weights);
   ++count;
+  {
+    std::vector<uint8_t> b;
+    Out o{b};
+    o.u32(uint32_t(m.weightTensors.size()));
+    for (const TensorInfo &t : m.weightTensors)
+      o.tensor(t);
+    section(pl, kTagWeightTable, b);
+    ++count;
+  }
   for (const Network &n : m.networks) {
     std::vector<uint8_t> b;
     Out o{b};
@@ -440,7 +532,8 @@ Status parseBModel(const uint8_t *data, size_t size, BModel &out) {
   uint32_t reserved = h.u32("reserved");
   if (version != kBModelVersion)
     return Status::error("unsupported bmodel version " + std::to_string(version) +
-                         " (this reader supports version " + std::to_string(kBModelVersion) + ")");
+                         " (this reader supports version " + std::to_string(kBModelVersion) +
+                         "; recompile the model with this tpuc)");
   if (hdr != kBModelHeaderBytes)
     return Status::error("bad header size " + std::to_string(hdr));
   if (reserved != 0)
@@ -459,7 +552,7 @@ Status parseBModel(const uint8_t *data, size_t size, BModel &out) {
     }());
 
   BModel m;
-  bool haveTarget = false, havePlan = false, haveWeights = false;
+  bool haveTarget = false, havePlan = false, haveWeights = false, haveWeightTable = false;
   std::set<uint32_t> singles; // every section but NETW appears at most once
   In s{payload, size_t(plen), 0, "bmodel"};
   for (uint32_t k = 0; k < count; ++k) {
@@ -493,6 +586,16 @@ Status parseBModel(const uint8_t *data, size_t size, BModel &out) {
     } else if (t == kTagWeights) {
       m.weights.assign(body, body + len);
       haveWeights = true;
+    } else if (t == kTagWeightTable) {
+      uint32_t nw = b.u32("weight table count");
+      for (uint32_t i = 0; i < nw && b.err.ok(); ++i) {
+        m.weightTensors.emplace_back();
+        b.tensor(m.weightTensors.back());
+      }
+      if (b.err.ok() && b.pos != b.size)
+        return Status::error("section WTAB: " + std::to_string(b.size - b.pos) +
+                             " unexpected trailing bytes");
+      haveWeightTable = true;
     } else if (t == kTagMeta) {
       m.producer.assign(reinterpret_cast<const char *>(body), size_t(len));
     } else if (t == kTagNetwork) {
@@ -562,8 +665,8 @@ Status parseBModel(const uint8_t *data, size_t size, BModel &out) {
   }
   if (s.pos != s.size)
     return Status::error("trailing bytes after the last section");
-  if (!haveTarget || !havePlan || !haveWeights)
-    return Status::error("bmodel lacks a required section (TRGT, PLAN, WGHT)");
+  if (!haveTarget || !havePlan || !haveWeights || !haveWeightTable)
+    return Status::error("bmodel lacks a required section (TRGT, PLAN, WGHT, WTAB)");
   TPUC_RETURN_IF_ERROR(validateBModel(m).withContext("invalid bmodel"));
   out = std::move(m);
   return Status::OK();

@@ -29,7 +29,7 @@ namespace tpuc {
 namespace chip {
 
 constexpr char kBModelMagic[8] = {'T', 'P', 'U', 'C', 'B', 'M', 'D', 'L'};
-constexpr uint32_t kBModelVersion = 2;
+constexpr uint32_t kBModelVersion = 3;
 constexpr size_t kBModelHeaderBytes = 40;
 constexpr uint32_t kMaxTensorRank = 8;
 
@@ -80,6 +80,10 @@ struct BModel {
   Target target;
   DdrPlan plan;
   std::vector<uint8_t> weights; // size == plan.weight_size
+  /// The weight tensors inside the blob (ddr_addr, dtype, shape): every
+  /// DDR read of the weight region lies inside one and reads its dtype.
+  /// Empty: the region is checked as a whole.
+  std::vector<TensorInfo> weightTensors;
   std::vector<Network> networks;
   std::string producer; // free text, e.g. compiler version
 

@@ -283,6 +283,13 @@ Status checkHazards(const std::vector<Instruction> &tiu,
                     const std::vector<Instruction> &gdma, const Target &t,
                     uint64_t maxPairs = uint64_t(1) << 26);
 
+/// Def-use of local memory on race-free streams (run after checkHazards):
+/// every local-memory read sees bytes written earlier, with its writer's
+/// start lane and dtype, in a byte range holding or lying inside the
+/// writer's. Errors name the reading and the writing instruction.
+Status checkDataflow(const std::vector<Instruction> &tiu,
+                     const std::vector<Instruction> &gdma, const Target &t);
+
 } // namespace chip
 } // namespace tpuc
 

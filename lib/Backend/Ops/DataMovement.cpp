@@ -291,10 +291,29 @@ struct PadModel
         v.addr += start[d] * outStrides[d] * es;
       return v;
     };
-    if (mode == PadMode::Constant &&
-        failed(ctx.fill(DdrView::dense(out.addr, out.shape, out.dtype),
-                        pad.getValue().convertToDouble())))
-      return failure();
+    // Constant mode fills only the border: the GDMA may hold the fill and
+    // the interior copy in flight together, and writes in flight must not
+    // overlap. Per dim d, the slabs before and after the interior, over the
+    // interior of the dims before d and the full extent of those after.
+    if (mode == PadMode::Constant) {
+      double value = pad.getValue().convertToDouble();
+      for (size_t d = 0; d < rank; ++d) {
+        SmallVector<int64_t> st(rank), sz(rank);
+        for (size_t k = 0; k < rank; ++k) {
+          st[k] = k < d ? pads[k] : 0;
+          sz[k] = k < d ? in.shape[k] : out.shape[k];
+        }
+        int64_t before = pads[d], after = pads[rank + d];
+        for (auto [first, count] : {std::pair{int64_t(0), before},
+                                    std::pair{before + in.shape[d], after}}) {
+          if (count <= 0)
+            continue;
+          st[d] = first, sz[d] = count;
+          if (failed(ctx.fill(box(st, sz), value)))
+            return failure();
+        }
+      }
+    }
     SmallVector<int64_t> start(pads.begin(), pads.begin() + rank);
     if (failed(ctx.copy(box(start, in.shape),
                         DdrView::dense(in.addr, in.shape, in.dtype))))

@@ -6,8 +6,8 @@
 // H/W and its in/out channels swapped within each group. The weight blob
 // holds that conv filter in the conv instruction's [IC/g, OC, KH, KW]
 // layout (layoutWeight), so only the input needs work at run time: each
-// tile's input buffer is zero-filled by the GDMA and the input rows/columns
-// it covers are moved into every stride-th cell by one strided load.
+// tile's input rows/columns are moved into every stride-th cell of its
+// buffer by one strided load and the cells around them are zero-filled.
 //
 // Tiling: output channels in tiles of whole groups (or part of one group),
 // output rows in tiles (the buffer holds the dilated-kernel halo), one image
@@ -27,6 +27,50 @@ namespace {
 
 int64_t floorDiv(int64_t a, int64_t b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/// Cells of an [R, WP] plane the strided input load writes: rows r0 + k*sh
+/// (k < nh) crossed with columns c0 + j*sw (j < nw). nh == 0: none.
+struct Lattice {
+  int64_t r0 = 0, nh = 0, sh = 1, c0 = 0, nw = 0, sw = 1;
+};
+
+/// Zero-fills every cell of the [1, c, R, WP] LMEM buffer outside `lat`
+/// (at most six GDMA fills). The load of the lattice may be in flight with
+/// them, and writes in flight must not overlap.
+void fillAroundLattice(CodegenContext &ctx, LBuf &buf, int64_t c, int64_t R,
+                       int64_t WP, DType t, const Lattice &lat) {
+  Operand whole =
+      lmemTensor(buf.addr, 1, uint32_t(c), uint32_t(R), uint32_t(WP), t);
+  if (lat.nh == 0) {
+    ctx.fillLocal(buf, whole, 0.0);
+    return;
+  }
+  const int64_t es = dtypeSize(t);
+  // One fill of [bn, c, bh, bw] cells from (row, col); N steps sn elements
+  // (repeating the box along the plane), H steps shh.
+  auto box = [&](int64_t row, int64_t col, int64_t bn, int64_t sn, int64_t bh,
+                 int64_t shh, int64_t bw) {
+    if (bn <= 0 || bh <= 0 || bw <= 0)
+      return;
+    Operand o = whole;
+    o.addr += uint64_t((row * WP + col) * es);
+    o.shape[0] = uint32_t(bn), o.shape[2] = uint32_t(bh);
+    o.shape[3] = uint32_t(bw);
+    o.stride[0] = int32_t(sn), o.stride[2] = int32_t(shh);
+    ctx.fillLocal(buf, o, 0.0);
+  };
+  const int64_t rL = lat.r0 + (lat.nh - 1) * lat.sh;
+  const int64_t cL = lat.c0 + (lat.nw - 1) * lat.sw;
+  // Whole rows above, below and between the lattice rows.
+  box(0, 0, 1, 0, lat.r0, WP, WP);
+  box(rL + 1, 0, 1, 0, R - rL - 1, WP, WP);
+  box(lat.r0 + 1, 0, lat.nh - 1, lat.sh * WP, lat.sh - 1, WP, WP);
+  // In the lattice rows: the columns left of, right of and between them.
+  box(lat.r0, 0, 1, 0, lat.nh, lat.sh * WP, lat.c0);
+  box(lat.r0, cL + 1, 1, 0, lat.nh, lat.sh * WP, WP - cL - 1);
+  box(lat.r0, lat.c0 + 1, lat.nw - 1, lat.sw, lat.nh, lat.sh * WP,
+      lat.sw - 1);
 }
 
 struct DeconvModel
@@ -173,11 +217,15 @@ LogicalResult DeconvModel::codegen(Operation *operation,
     auto [x, newX] = pipe.acquire(kIn, i);
     (void)newX;
     const int64_t R = rowsFor(st.ohT), r0 = st.oh0;
-    ctx.fillLocal(*x, lmemTensor(x->addr, 1, ic, R, WP, *dtype), 0.0);
     int64_t h0 = std::max<int64_t>(0, -floorDiv(PT - r0, sh));
     int64_t h1 = std::min<int64_t>(H, floorDiv(r0 + R - 1 - PT, sh) + 1);
     int64_t w0 = std::max<int64_t>(0, -floorDiv(PL, sw));
     int64_t w1 = std::min<int64_t>(W, floorDiv(WP - 1 - PL, sw) + 1);
+    fillAroundLattice(ctx, *x, ic, R, WP, *dtype,
+                      h1 > h0 && w1 > w0
+                          ? Lattice{h0 * sh + PT - r0, h1 - h0, sh,
+                                    w0 * sw + PL, w1 - w0, sw}
+                          : Lattice{});
     if (h1 > h0 && w1 > w0) {
       Operand dst = lmemTensor(
           x->addr + ((h0 * sh + PT - r0) * WP + w0 * sw + PL) * es, 1, ic,

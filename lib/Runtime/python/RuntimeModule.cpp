@@ -108,7 +108,13 @@ PYBIND11_MODULE(_runtime, m) {
       if (p)
         std::rethrow_exception(p);
     } catch (const ChipError &e) {
-      py::set_error(exc, e.what());
+      // A damaged file's names need not be UTF-8: escape their bytes.
+      std::string msg = e.what();
+      PyObject *s = PyUnicode_DecodeUTF8(msg.data(), Py_ssize_t(msg.size()), "backslashreplace");
+      if (!s)
+        return py::set_error(exc, "(undecodable error message)");
+      PyErr_SetObject(exc.ptr(), s);
+      Py_DECREF(s);
     }
   });
 

@@ -174,11 +174,65 @@ def inflight_writes(fillers: int) -> rt.BModel:
                            [rt.TensorInfo("y", F, shape, ddr_addr=4096)])
 
 
-def test_overlapping_writes_in_flight_land_in_program_order():
-    # GDMA requests complete in order (isa.md), so two in flight writing the
-    # same bytes are ordered: the later one's data stays, whatever the gap.
-    # The compiler relies on it (a padding fill, then the interior's load).
+def test_overlapping_writes_in_flight_are_rejected():
+    # Up to queue_depth GDMA requests are in flight; two of them writing the
+    # same bytes are refused, naming both, until the queue itself orders
+    # them (the fill completes before the load can issue).
     x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(1, 16, 4, 4)
-    for fillers in range(rt.load_target("tpu_edge").gdma_queue_depth):
-        m = rt.Model(rt.serialize_bmodel(inflight_writes(fillers)))
-        np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], np.maximum(x, 0))
+    depth = rt.load_target("tpu_edge").gdma_queue_depth
+    for fillers in range(depth - 1):
+        with pytest.raises(rt.ChipError, match=(
+                r"in-flight writes overlap: GDMA instruction #0 \(id 1, dma_fill\) "
+                rf"writes .* GDMA instruction #{fillers + 1} \(id {fillers + 2}, dma_move\)")):
+            rt.serialize_bmodel(inflight_writes(fillers))
+    m = rt.Model(rt.serialize_bmodel(inflight_writes(depth - 1)))
+    np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], np.maximum(x, 0))
+
+
+def _first(stream, pred):
+    return next(k for k, i in enumerate(stream) if pred(i))
+
+
+def test_a_source_read_from_another_start_lane_is_rejected(raw):
+    def edit(bm, p):
+        k = _first(p["tiu"], lambda i: i.src[0].space == rt.Space.LMEM)
+        i = p["tiu"][k]
+        o = i.src[0]
+        o.start_lane = 1
+        i.set_src(0, o)
+    msg = reject(edited(raw, edit), r"lane placement: TIU instruction #\d+ \(id \d+, [\w.]+\) "
+                 r"src0 reads from start lane 1 data GDMA instruction #\d+ .* wrote from start lane 0")
+    assert "(lane " in msg
+
+
+def test_a_read_of_local_memory_nothing_wrote_is_rejected():
+    t = rt.load_target("tpu_edge")
+    F, shape = rt.DType.F32, [1, 16, 4, 4]
+    sb = rt.StreamBuilder()
+    g = sb.gdma(rt.make_dma_move(rt.lmem_tensor(0, shape, F), rt.ddr_tensor(0, shape, F)))
+    relu = sb.tiu(rt.make_active(rt.ActOp.RELU, rt.lmem_tensor(4096, shape, F),
+                                 rt.lmem_tensor(1024, shape, F)), g)
+    sb.gdma(rt.make_dma_move(rt.ddr_tensor(4096, shape, F), rt.lmem_tensor(4096, shape, F)), relu)
+    m = rt.build_bmodel(t, sb.tiu_stream, sb.gdma_stream,
+                        [rt.TensorInfo("x", F, shape, ddr_addr=0)],
+                        [rt.TensorInfo("y", F, shape, ddr_addr=4096)])
+    with pytest.raises(rt.ChipError, match=r"undefined read: TIU instruction #0 \(id 1, active.relu\) "
+                       r"src0 reads LMEM \(lane 0, byte 1024\) which no earlier instruction wrote"):
+        rt.serialize_bmodel(m)
+
+
+def test_a_ddr_view_past_its_tensor_is_rejected(raw):
+    def edit(bm, p):
+        k = _first(p["gdma"], lambda i: i.src[0].space == rt.Space.DDR)
+        i = p["gdma"][k]
+        o = i.src[0]
+        o.addr = o.addr + 4
+        i.set_src(0, o)
+    reject(edited(raw, edit), r"GDMA instruction #\d+ \(id \d+, dma_move\) src0: DDR bytes "
+           r"\[\d+, \d+\) lie inside no (weight tensor|input, output or named tensor)")
+
+
+def test_an_older_format_version_asks_for_a_recompile(raw):
+    old = bytearray(raw)
+    struct.pack_into("<I", old, 8, rt.BMODEL_VERSION - 1)
+    reject(bytes(old), rf"unsupported bmodel version {rt.BMODEL_VERSION - 1} .*recompile")
