@@ -107,9 +107,9 @@ func.func @sliced_group(%arg0: tensor<1x16xf32>) -> tensor<1x16xf32> {
 
 // -----
 
-// The same for any group: one that runs as a loop over chunks of rows (the
-// pass cannot tell from the attributes) also loads later chunks of %a after
-// storing earlier chunks of %c.
+// The same for any group, sliced or not: one that runs as a loop over
+// chunks of rows also loads later chunks of %a after storing earlier chunks
+// of %c.
 // CHECK-LABEL: func.func @chunked_group
 // CHECK: tpu.Active{{.*}}ddr.addr = 4160 {{.*}}loc("a")
 // CHECK: tpu.Active{{.*}}ddr.addr = 4224 {{.*}}loc("b")
@@ -118,8 +118,11 @@ func.func @sliced_group(%arg0: tensor<1x16xf32>) -> tensor<1x16xf32> {
 func.func @chunked_group(%arg0: tensor<1x16xf32>) -> tensor<1x16xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("x")
   %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("a")
-  %b = "tpu.Active"(%a) {mode = "exp", tpu.group = 0 : i64} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("b")
-  %c = "tpu.Active"(%b) {mode = "tanh", tpu.group = 0 : i64} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("c")
-  %d = "tpu.Active"(%c) {mode = "abs"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("d")
+  %g = tpu.Group -> (tensor<1x16xf32>) attributes {row_chunk = 1 : i64} {
+    %b = "tpu.Active"(%a) {mode = "exp"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("b")
+    %c = "tpu.Active"(%b) {mode = "tanh"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("c")
+    tpu.Yield %c : tensor<1x16xf32>
+  }
+  %d = "tpu.Active"(%g) {mode = "abs"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("d")
   return %d : tensor<1x16xf32>
 }

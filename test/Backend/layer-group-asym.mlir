@@ -9,17 +9,19 @@
 // tpu.Pad is materialized, the padded depthwise convs (stride 1 and 2) keep
 // their pads and the whole chain is one layer group, as in symmetric INT8.
 // CHECK-NOT: "tpu.Pad"
-// CHECK: %[[X:.*]] = "tpu.QuantCast"{{.*}} -> tensor<1x16x16x16x!quant.uniform<i8:f32, {{.*}}:-64>>
-// CHECK-NOT: "tpu.Pad"
-// CHECK: %[[A:.*]] = "tpu.Conv"(%[[X]], {{.*}}group = 16 : i64, {{.*}}pads = [1, 1, 1, 1], {{.*}}strides = [1, 1]}> {tpu.group = 0 : i64}
-// CHECK: %[[B:.*]] = "tpu.Conv"(%[[A]], {{.*}}pads = [0, 0, 0, 0], {{.*}}> {tpu.group = 0 : i64}
-// CHECK: "tpu.Conv"(%[[B]], {{.*}}group = 16 : i64, {{.*}}pads = [1, 1, 1, 1], {{.*}}strides = [2, 2]}> {tpu.group = 0 : i64}
+// CHECK: tpu.Group
+// CHECK-NEXT: %[[X:.*]] = "tpu.QuantCast"{{.*}} -> tensor<1x16x16x16x!quant.uniform<i8:f32, {{.*}}:-64>>
+// CHECK-NEXT: %[[A:.*]] = "tpu.Conv"(%[[X]], {{.*}}group = 16 : i64, {{.*}}pads = [1, 1, 1, 1], {{.*}}strides = [1, 1]}>
+// CHECK-NEXT: %[[B:.*]] = "tpu.Conv"(%[[A]], {{.*}}pads = [0, 0, 0, 0], {{.*}}>
+// CHECK-NEXT: "tpu.Conv"(%[[B]], {{.*}}group = 16 : i64, {{.*}}pads = [1, 1, 1, 1], {{.*}}strides = [2, 2]}>
+// CHECK-NEXT: "tpu.QuantCast"
+// CHECK-NEXT: tpu.Yield
 // CHECK-NOT: "tpu.Pad"
 
-// Asymmetric and symmetric INT8 move the same data: the casts at the edges
-// (a load and a store each), then one group loading its input and the
-// three filters, biases and requant tables once and storing one result.
-// CODEGEN: tpu.gdma_instructions = 15
+// Asymmetric and symmetric INT8 move the same data: one group, casts at
+// its edges included, loading the float input and the three filters, biases
+// and requant tables once and storing one float result.
+// CODEGEN: tpu.gdma_instructions = 11
 module attributes {top.weight_file = "WEIGHTS"} {
 func.func @main(%arg0: tensor<1x16x16x16xf32>) -> tensor<1x16x8x8xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> loc("x")

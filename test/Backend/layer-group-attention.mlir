@@ -51,9 +51,11 @@ func.func @proj_add_norm(%arg0: tensor<1x12x64xf32>, %arg1: tensor<1x12x64xf32>)
 // The same core in F16: one matmul instruction sums all of K, so F16
 // results round once, as the tiled code's do.
 // CHECK-LABEL: func.func @attention_f16
-// CHECK: "tpu.MatMul"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Softmax"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.MatMul"{{.*}}tpu.group = 0 : i64
+// CHECK: tpu.Group
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: "tpu.Softmax"
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: tpu.Yield
 func.func @attention_f16(%arg0: tensor<1x4x12x16xf16>, %arg1: tensor<1x4x16x12xf16>,
                          %arg2: tensor<1x4x12x16xf16>) -> tensor<1x4x12x16xf16> {
   %q = "top.Input"(%arg0) : (tensor<1x4x12x16xf16>) -> tensor<1x4x12x16xf16> loc("q")
@@ -71,11 +73,13 @@ func.func @attention_f16(%arg0: tensor<1x4x12x16xf16>, %arg1: tensor<1x4x16x12xf
 // In INT8: the matmuls accumulate in INT32 scratch and requantize per
 // tensor; the casts around the F16 softmax follow the matmul layout.
 // CHECK-LABEL: func.func @attention_int8
-// CHECK: "tpu.MatMul"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.QuantCast"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Softmax"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.QuantCast"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.MatMul"{{.*}}tpu.group = 0 : i64
+// CHECK: tpu.Group
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: "tpu.QuantCast"
+// CHECK-NEXT: "tpu.Softmax"
+// CHECK-NEXT: "tpu.QuantCast"
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: tpu.Yield
 func.func @attention_int8(%arg0: tensor<1x4x12x16x!quant.uniform<i8:f32, 0.04>>, %arg1: tensor<1x4x16x12x!quant.uniform<i8:f32, 0.05>>,
                           %arg2: tensor<1x4x12x16x!quant.uniform<i8:f32, 0.03>>) -> tensor<1x4x12x16x!quant.uniform<i8:f32, 0.05>> {
   %q = "top.Input"(%arg0) : (tensor<1x4x12x16x!quant.uniform<i8:f32, 0.04>>) -> tensor<1x4x12x16x!quant.uniform<i8:f32, 0.04>> loc("q")

@@ -5,8 +5,10 @@
 // in the rows view [1, C, H, 768] (in chunks of rows on tpu_edge, where the
 // whole tensors do not fit), so the sum stays in local memory.
 // CHECK-LABEL: func.func @add_norm
-// CHECK: "tpu.Add"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.LayerNorm"{{.*}}tpu.group = 0 : i64
+// CHECK: tpu.Group
+// CHECK-NEXT: "tpu.Add"
+// CHECK-NEXT: "tpu.LayerNorm"
+// CHECK-NEXT: tpu.Yield
 func.func @add_norm(%arg0: tensor<1x128x768xf32>, %arg1: tensor<1x128x768xf32>) -> tensor<1x128x768xf32> {
   %a = "top.Input"(%arg0) : (tensor<1x128x768xf32>) -> tensor<1x128x768xf32> loc("a")
   %x = "top.Input"(%arg1) : (tensor<1x128x768xf32>) -> tensor<1x128x768xf32> loc("x")
@@ -23,9 +25,11 @@ func.func @add_norm(%arg0: tensor<1x128x768xf32>, %arg1: tensor<1x128x768xf32>) 
 // the last axis, quantize. All three group in the rows view of the 4-D
 // scores, so neither F16 tensor reaches DDR.
 // CHECK-LABEL: func.func @int8_softmax_island
-// CHECK: "tpu.QuantCast"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.Softmax"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.QuantCast"{{.*}}tpu.group = 0 : i64
+// CHECK: tpu.Group
+// CHECK-NEXT: "tpu.QuantCast"
+// CHECK-NEXT: "tpu.Softmax"
+// CHECK-NEXT: "tpu.QuantCast"
+// CHECK-NEXT: tpu.Yield
 func.func @int8_softmax_island(%arg0: tensor<1x12x128x128x!quant.uniform<i8:f32, 0.05>>) -> tensor<1x12x128x128x!quant.uniform<i8:f32, 0.0078125>> {
   %s = "top.Input"(%arg0) : (tensor<1x12x128x128x!quant.uniform<i8:f32, 0.05>>) -> tensor<1x12x128x128x!quant.uniform<i8:f32, 0.05>> loc("s")
   %h = "tpu.QuantCast"(%s) : (tensor<1x12x128x128x!quant.uniform<i8:f32, 0.05>>) -> tensor<1x12x128x128xf16> loc("h")
@@ -39,10 +43,12 @@ func.func @int8_softmax_island(%arg0: tensor<1x12x128x128x!quant.uniform<i8:f32,
 // An INT8 residual add of rank 3 and the F16 LayerNorm between casts after
 // it: one rows-view group.
 // CHECK-LABEL: func.func @int8_add_norm
-// CHECK: "tpu.Add"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.QuantCast"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.LayerNorm"{{.*}}tpu.group = 0 : i64
-// CHECK: "tpu.QuantCast"{{.*}}tpu.group = 0 : i64
+// CHECK: tpu.Group
+// CHECK-NEXT: "tpu.Add"
+// CHECK-NEXT: "tpu.QuantCast"
+// CHECK-NEXT: "tpu.LayerNorm"
+// CHECK-NEXT: "tpu.QuantCast"
+// CHECK-NEXT: tpu.Yield
 func.func @int8_add_norm(%arg0: tensor<1x128x768x!quant.uniform<i8:f32, 0.03>>, %arg1: tensor<1x128x768x!quant.uniform<i8:f32, 0.04>>) -> tensor<1x128x768x!quant.uniform<i8:f32, 0.03>> {
   %a = "top.Input"(%arg0) : (tensor<1x128x768x!quant.uniform<i8:f32, 0.03>>) -> tensor<1x128x768x!quant.uniform<i8:f32, 0.03>> loc("a")
   %x = "top.Input"(%arg1) : (tensor<1x128x768x!quant.uniform<i8:f32, 0.04>>) -> tensor<1x128x768x!quant.uniform<i8:f32, 0.04>> loc("x")
