@@ -2,8 +2,8 @@
 
 Lowers a Top module for a quantization mode and chip (the
 ``top-to-tpu-pipeline``), writes ``<name>_tpu.mlir``, then runs the
-``tpu-codegen-pipeline``: assigns DDR addresses, groups consecutive ops whose
-tensors stay in local memory (unless ``layer_group=False``) and generates the
+``tpu-codegen-pipeline``: groups consecutive ops whose tensors stay in local
+memory (unless ``layer_group=False``), assigns DDR addresses and generates the
 chip's instructions into a ``.bmodel``, and writes ``<name>_final.mlir`` (the Tpu module with
 its addresses). With a test input, the Tpu interpreter's tensors are
 compared with the reference (the Top / ONNX dump), and the bmodel is run on

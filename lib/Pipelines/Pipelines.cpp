@@ -55,6 +55,6 @@ void tpuc::registerPassPipelines() {
       buildTopToTpuPassPipeline);
   PassPipelineRegistration<CodegenPipelineOptions>(
       "tpu-codegen-pipeline",
-      "Assign addresses, form layer groups, emit instructions and the bmodel",
+      "Form layer groups, assign addresses, emit instructions and the bmodel",
       buildTpuCodegenPassPipeline);
 }

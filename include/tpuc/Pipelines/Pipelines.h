@@ -4,7 +4,7 @@
 // lit tests run the same pass sequence:
 //   top-transform-pipeline  Top cleanup after import (shape inference, folds)
 //   top-to-tpu-pipeline     lowering for a quantization mode
-//   tpu-codegen-pipeline    addresses, layer groups, instructions, bmodel
+//   tpu-codegen-pipeline    layer groups, addresses, instructions, bmodel
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_PIPELINES_PIPELINES_H

@@ -38,9 +38,9 @@ def cycles(p, name: str, chip: str, mode: str) -> dict[str, int]:
         if mode.startswith("INT8"):
             opts += f" calibration-table={p.table} asymmetric={str(mode == 'INT8_ASYM').lower()}"
         bm = p.mlir.parent / f"{name}_{chip}_{mode}.bmodel"
+        # The passes model_deploy runs, in its order.
         compiler.run_pipeline(m, f"convert-top-to-tpu{{{opts}}},canonicalize,"
-                                 f"tpu-assign-address{{chip={chip}}},tpu-layer-group{{chip={chip}}},"
-                                 f"tpu-codegen{{chip={chip} bmodel={bm}}}")
+                                 f"tpu-codegen-pipeline{{chip={chip} bmodel={bm}}}")
     s = rt.Model(bm).run(dict(np.load(p.test_input))).stats
     return {"total": s.total_cycles, "tiu": s.tiu_cycles, "gdma": s.gdma_cycles}
 
