@@ -4,7 +4,8 @@
 // linear scan over the entry function: each buffer (a tensor plus the
 // tensors aliasing it) lives from its definition to its last use, and a new
 // buffer takes the lowest aligned gap among the buffers still alive when it
-// is defined. Inputs and outputs live for the whole program.
+// is defined. Inputs and outputs live for the whole program. Operands of a
+// Concat along its outermost non-unit dim are placed inside its result.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Support/Module.h"
@@ -41,6 +42,7 @@ struct Buffer {
   uint64_t bytes;
   uint64_t offset = 0;
   SmallVector<Operation *, 2> holders; // ops whose result lives here
+  SmallVector<uint64_t, 2> within;     // their byte offsets in the buffer
 };
 
 struct AssignAddressPass
@@ -140,6 +142,10 @@ struct AssignAddressPass
 
     SmallVector<Buffer> buffers;
     DenseMap<Operation *, unsigned> bufferOf;
+    auto within = [&](Operation *op) {
+      Buffer &b = buffers[bufferOf[op]];
+      return b.within[llvm::find(b.holders, op) - b.holders.begin()];
+    };
     for (Operation *opp : order) {
       Operation &op = *opp;
       if (op.hasTrait<OpTrait::IsTerminator>())
@@ -177,7 +183,8 @@ struct AssignAddressPass
         if (a >= 0) {
           Operation *src =
               tpu::lookThroughGroup(op.getOperand(a)).getDefiningOp();
-          if (src && isa<top::WeightOp>(src)) {
+          int64_t byteOffset = cg.aliasedByteOffset();
+          if (src && isa<top::WeightOp>(src) && byteOffset == 0) {
             op.setAttr(kAddrAttr, src->getAttr(kAddrAttr));
             continue;
           }
@@ -185,6 +192,7 @@ struct AssignAddressPass
             Buffer &b = buffers[bufferOf[src]];
             b.end = std::max(b.end, lastUse(op.getResult(0)));
             b.holders.push_back(&op);
+            b.within.push_back(within(src) + byteOffset);
             bufferOf[&op] = bufferOf[src];
             continue;
           }
@@ -195,16 +203,70 @@ struct AssignAddressPass
       b.end = isInput ? forever : lastUse(op.getResult(0));
       b.bytes = alignTo(std::max<uint64_t>(*bytes, 1), align);
       b.holders.push_back(&op);
+      b.within.push_back(0);
       bufferOf[&op] = buffers.size();
       buffers.push_back(b);
     }
     if (failedAny)
       return signalPassFailure();
 
-    // Linear scan: buffers are created in definition order.
+    // Concat in place: an operand that is a contiguous range of a Concat's
+    // result (all dims before the axis are 1) has its buffer placed at that
+    // range, so the Concat copies nothing. The Concat's buffer then lives
+    // as long as any of its operands. A buffer sits in at most one other;
+    // inputs and outputs keep their own.
+    SmallVector<int> parent(buffers.size(), -1);
+    SmallVector<uint64_t> inParent(buffers.size(), 0);
+    for (Operation *op : order) {
+      auto concat = dyn_cast<tpu::ConcatOp>(op);
+      if (!concat || concat->getParentOp() != func.getOperation() ||
+          concat.getDoRelu() || !bufferOf.count(concat))
+        continue;
+      unsigned cb = bufferOf[concat];
+      if (buffers[cb].holders.front() != op)
+        continue;
+      auto outType = cast<RankedTensorType>(concat.getType());
+      ArrayRef<int64_t> shape = outType.getShape();
+      int64_t axis = concat.getAxis();
+      if (numElements(shape.take_front(axis)) != 1)
+        continue;
+      uint64_t es = chip::dtypeSize(chipDType(outType));
+      uint64_t rowBytes = numElements(shape.drop_front(axis + 1)) * es;
+      uint64_t pos = 0;
+      SmallVector<unsigned> taken;
+      for (Value v : concat.getInputs()) {
+        uint64_t offset = pos * rowBytes;
+        pos += cast<RankedTensorType>(v.getType()).getShape()[axis];
+        Operation *src = tpu::lookThroughGroup(v).getDefiningOp();
+        if (!src || !bufferOf.count(src))
+          continue;
+        unsigned ob = bufferOf[src];
+        Buffer &o = buffers[ob];
+        auto bytes = bytesOf(src);
+        if (ob == cb || parent[ob] >= 0 || o.start < 0 || o.end >= forever ||
+            within(src) != 0 || !bytes || alignTo(*bytes, align) != o.bytes ||
+            offset % align || llvm::is_contained(taken, ob) ||
+            chipDType(v.getType()) != chipDType(outType))
+          continue;
+        taken.push_back(ob);
+        parent[ob] = cb;
+        inParent[ob] = offset;
+        buffers[cb].start = std::min(buffers[cb].start, o.start);
+        buffers[cb].end = std::max(buffers[cb].end, o.end);
+      }
+    }
+
+    // Linear scan over the outermost buffers in order of definition.
+    SmallVector<unsigned> roots;
+    for (unsigned i = 0; i < buffers.size(); ++i)
+      if (parent[i] < 0)
+        roots.push_back(i);
+    llvm::stable_sort(roots, [&](unsigned x, unsigned y) {
+      return buffers[x].start < buffers[y].start;
+    });
     uint64_t actSize = 0;
     SmallVector<unsigned> live;
-    for (unsigned i = 0; i < buffers.size(); ++i) {
+    for (unsigned i : roots) {
       Buffer &b = buffers[i];
       llvm::erase_if(live, [&](unsigned k) { return buffers[k].end < b.start; });
       llvm::sort(live, [&](unsigned x, unsigned y) {
@@ -231,9 +293,14 @@ struct AssignAddressPass
                          << target.name << "' has " << target.ddr_bytes;
       return signalPassFailure();
     }
-    for (Buffer &b : buffers)
-      for (Operation *op : b.holders)
-        op->setAttr(kAddrAttr, IntegerAttr::get(i64, actAddr + b.offset));
+    std::function<uint64_t(unsigned)> offsetOf = [&](unsigned i) {
+      return parent[i] < 0 ? buffers[i].offset
+                           : offsetOf(parent[i]) + inParent[i];
+    };
+    for (unsigned i = 0; i < buffers.size(); ++i)
+      for (auto [op, off] : llvm::zip(buffers[i].holders, buffers[i].within))
+        op->setAttr(kAddrAttr,
+                    IntegerAttr::get(i64, actAddr + offsetOf(i) + off));
     module->setAttr(kWeightSizeAttr, IntegerAttr::get(i64, weightRegion));
     module->setAttr(kActAddrAttr, IntegerAttr::get(i64, actAddr));
     module->setAttr(kActSizeAttr, IntegerAttr::get(i64, actSize));

@@ -28,6 +28,10 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         Index of the operand whose DDR buffer the result shares (no copy),
         or -1 when the result needs its own buffer.
       }], "int", "aliasedOperand", (ins), "", [{ return -1; }]>,
+    InterfaceMethod<[{
+        Byte offset of the result inside the aliased operand's buffer (a
+        contiguous view such as a channel range of an NCHW tensor).
+      }], "int64_t", "aliasedByteOffset", (ins), "", [{ return 0; }]>,
     InterfaceMethod<[{ Multiply-accumulates the op performs (roofline). }],
       "int64_t", "getMacs", (ins), "", [{ return 0; }]>,
     InterfaceMethod<[{

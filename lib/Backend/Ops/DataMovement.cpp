@@ -214,14 +214,50 @@ struct PermuteModel
   }
 };
 
+/// Element offset of a Slice that takes one contiguous run of its input
+/// (unit steps, unit output dims before the sliced one, whole dims after).
+std::optional<int64_t> contiguousSliceOffset(tpu::SliceOp slice) {
+  auto inType = dyn_cast<RankedTensorType>(slice.getInput().getType());
+  auto outType = dyn_cast<RankedTensorType>(slice.getOutput().getType());
+  if (!inType || !outType || !inType.hasStaticShape())
+    return std::nullopt;
+  auto in = inType.getShape(), out = outType.getShape();
+  auto offsets = getI64s(slice.getOffsets()), steps = getI64s(slice.getSteps());
+  auto strides = denseStrides(in);
+  int64_t off = 0;
+  bool inner = false; // at or past the first dim with more than one element
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (out[d] > 1 && steps[d] != 1)
+      return std::nullopt;
+    if (inner && out[d] != in[d])
+      return std::nullopt;
+    inner = inner || out[d] > 1;
+    off += offsets[d] * strides[d];
+  }
+  return off;
+}
+
 struct SliceModel
     : public CodegenInterface::ExternalModel<SliceModel, tpu::SliceOp> {
+  int aliasedOperand(Operation *op) const {
+    return contiguousSliceOffset(cast<tpu::SliceOp>(op)) ? 0 : -1;
+  }
+  int64_t aliasedByteOffset(Operation *op) const {
+    auto slice = cast<tpu::SliceOp>(op);
+    auto t = cast<RankedTensorType>(slice.getOutput().getType());
+    return contiguousSliceOffset(slice).value_or(0) *
+           dtypeSize(chipDType(t));
+  }
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
     auto io = inOut(ctx);
     if (failed(io))
       return failure();
     auto &[in, out] = *io;
     auto slice = cast<tpu::SliceOp>(op);
+    // A view placed by tpu-assign-address: the bytes are already in place.
+    if (auto off = contiguousSliceOffset(slice);
+        off && out.addr == in.addr + *off * dtypeSize(in.dtype))
+      return success();
     auto offsets = getI64s(slice.getOffsets()), steps = getI64s(slice.getSteps());
     auto inStrides = denseStrides(in.shape);
     DdrView src = DdrView::dense(in.addr, out.shape, in.dtype);
@@ -245,6 +281,8 @@ struct ConcatModel
       return failure();
     int64_t axis = concat.getAxis(), pos = 0, es = dtypeSize(*dtype);
     auto outStrides = denseStrides(out->shape);
+    // With unit dims before the axis each operand is a contiguous range.
+    bool contiguous = numElements(ArrayRef<int64_t>(out->shape).take_front(axis)) == 1;
     for (Value v : concat.getInputs()) {
       auto in = getTensor(ctx, v);
       if (failed(in))
@@ -252,9 +290,12 @@ struct ConcatModel
       DdrView dst = DdrView::dense(out->addr + pos * outStrides[axis] * es,
                                    in->shape, *dtype);
       dst.strides = outStrides;
+      pos += in->shape[axis];
+      // Placed in place by tpu-assign-address: nothing to copy.
+      if (contiguous && in->addr == dst.addr)
+        continue;
       if (failed(ctx.copy(dst, DdrView::dense(in->addr, in->shape, *dtype))))
         return failure();
-      pos += in->shape[axis];
     }
     if (!concat.getDoRelu())
       return success();
