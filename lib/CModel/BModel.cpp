@@ -288,6 +288,7 @@ Status validateBModel(const BModel &m) {
     TPUC_RETURN_IF_ERROR(checkDdrTensors(n, m).withContext(where));
     TPUC_RETURN_IF_ERROR(checkHazards(n.tiu, n.gdma, m.target).withContext(where));
     TPUC_RETURN_IF_ERROR(checkDataflow(n.tiu, n.gdma, m.target).withContext(where));
+    TPUC_RETURN_IF_ERROR(checkDdrDataflow(n, p).withContext(where));
   }
   return Status::OK();
 }

@@ -96,6 +96,13 @@ struct BModel {
 /// with addresses inside the plan, streams' ids/waits consistent.
 Status validateBModel(const BModel &m);
 
+/// Def-use of DDR activation memory, walked in GDMA order (only the GDMA
+/// touches DDR): inputs are defined at start; every other activation byte a
+/// GDMA reads was stored earlier, as the dtype it is read as; every byte of
+/// every output is written, last by a store lying inside the output. Errors
+/// name the instructions.
+Status checkDdrDataflow(const Network &n, const DdrPlan &plan);
+
 Status serializeBModel(const BModel &m, std::vector<uint8_t> &out,
                        bool validate = true);
 Status writeBModel(const BModel &m, const std::string &path);

@@ -236,3 +236,60 @@ def test_an_older_format_version_asks_for_a_recompile(raw):
     old = bytearray(raw)
     struct.pack_into("<I", old, 8, rt.BMODEL_VERSION - 1)
     reject(bytes(old), rf"unsupported bmodel version {rt.BMODEL_VERSION - 1} .*recompile")
+
+
+def ddr_program(*moves) -> rt.BModel:
+    """GDMA-only program over input x (DDR 0) and output y (4096), both
+    F32[1,16,4,4], and named intermediates t (8192) and u (4096, holding y),
+    both F32[1,32,4,4]: each (dst, src) of `moves` is a DDR view given as
+    (tensor, element offset, channels[, dtype]). A read waits in the GDMA
+    queue for the stores it reads."""
+    t = rt.load_target("tpu_edge")
+    F, shape = rt.DType.F32, [1, 16, 4, 4]
+    base = {"x": 0, "y": 4096, "t": 8192}
+
+    def view(v):
+        name, offset, channels, *dtype = v
+        return rt.ddr_tensor(base[name] + 4 * offset, [1, channels, 4, 4], dtype[0] if dtype else F)
+    sb = rt.StreamBuilder()
+    for dst, src in moves:
+        sb.gdma(rt.make_dma_move(view(dst), view(src)))
+    return rt.build_bmodel(
+        t, sb.tiu_stream, sb.gdma_stream, [rt.TensorInfo("x", F, shape, ddr_addr=0)],
+        [rt.TensorInfo("y", F, shape, ddr_addr=4096)],
+        tensors=[rt.NamedTensor(rt.TensorInfo(n, F, [1, 32, 4, 4], ddr_addr=a), rt.Engine.GDMA, 1)
+                 for n, a in (("t", 8192), ("u", 4096))])
+
+
+def test_a_ddr_program_through_an_intermediate_runs():
+    x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(1, 16, 4, 4)
+    m = rt.Model(rt.serialize_bmodel(ddr_program(
+        (("t", 0, 8), ("x", 0, 8)), (("t", 128, 8), ("x", 128, 8)), (("y", 0, 16), ("t", 0, 16)))))
+    np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], x)
+
+
+def test_a_ddr_read_of_an_intermediate_nothing_stored_is_rejected():
+    with pytest.raises(rt.ChipError, match=r"undefined read: GDMA instruction #0 \(id 1, dma_move\) "
+                       r"src0 reads DDR byte 8192 which no earlier instruction wrote"):
+        rt.serialize_bmodel(ddr_program((("y", 0, 16), ("t", 0, 16))))
+
+
+def test_a_ddr_read_of_bytes_stored_as_another_dtype_is_rejected():
+    with pytest.raises(rt.ChipError, match=r"dtype: GDMA instruction #\d+ \(id \d+, dma_move\) src0 "
+                       r"reads DDR as f16 bytes GDMA instruction #0 \(id 1, dma_move\) dst wrote as f32 \(byte 8192\)"):
+        rt.serialize_bmodel(ddr_program((("t", 0, 16), ("x", 0, 16)),
+                                        (("y", 0, 16), ("t", 0, 16, rt.DType.F16))))
+
+
+def test_an_output_byte_nothing_writes_is_rejected():
+    with pytest.raises(rt.ChipError, match=r"unwritten output: no instruction writes byte 4608 of "
+                       r"output 'y' \(DDR \[4096, 5120\)\)"):
+        rt.serialize_bmodel(ddr_program((("y", 0, 8), ("x", 0, 8))))
+
+
+def test_an_output_byte_last_written_by_a_wider_store_is_rejected():
+    with pytest.raises(rt.ChipError, match=r"view mismatch: output 'y' \(DDR \[4096, 5120\)\) holds "
+                       r"bytes \[4096, 5120\) last written by GDMA instruction #\d+ \(id \d+, dma_move\) "
+                       r"dst to \[4096, 6144\), which strays outside it"):
+        rt.serialize_bmodel(ddr_program((("t", 0, 16), ("x", 0, 16)), (("t", 256, 16), ("x", 0, 16)),
+                                        (("y", 0, 32), ("t", 0, 32))))
