@@ -118,7 +118,9 @@ def test_conv_input_channel_slices(chip, rng, tmp_path):
 
 
 def test_conv_row_tile_of_pads_only(chip, rng, tmp_path):
-    # Output rows 0 and 5 read only pad rows (zero-filled row tiles on tpu_edge).
+    # Output rows 0 and 5 read only pad rows. Today's tile choice does not cut
+    # a tile of pad rows only here; test_int8_asym_pad's
+    # test_row_tiles_of_pads_only reaches that path.
     net = Net()
     x, xs = quant_input(net, "x", (1, 256, 8, 8), rng, 0.03)
     y, s, _ = qconv(net, x, xs, (1, 256, 8, 8), 512, (1, 1), rng, "c", stride=(2, 2),
