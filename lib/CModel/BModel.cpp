@@ -81,11 +81,6 @@ bool overlaps(const Extent &e, const TensorInfo &t) {
   return e.lo < int64_t(t.ddr_addr + t.byteSize()) && int64_t(t.ddr_addr) < e.hi;
 }
 
-std::string gdmaName(const Instruction &i, size_t k) {
-  return "GDMA instruction #" + std::to_string(k) + " (id " + std::to_string(i.id) + ", " +
-         instructionName(i) + ")";
-}
-
 /// The I/O table and the code agree on dtypes: the first DDR access to each
 /// input reads it as the input's dtype, the last write to each output stores
 /// the output's dtype. Only GDMA touches DDR, so its stream order is the
@@ -102,7 +97,7 @@ Status checkIoDtypes(const Network &n) {
             overlaps(e, t)) {
           if (o.dtype != t.dtype)
             return Status::error("input '" + t.name + "' is " + dtypeName(t.dtype) + " but " +
-                                 gdmaName(i, k) + " reads it as " + dtypeName(o.dtype));
+                                 describeInstruction(i, k) + " reads it as " + dtypeName(o.dtype));
           hit = true;
         }
       if (hit || (i.dst.space == Space::DDR && operandExtent(i.dst, any, e).ok() &&
@@ -117,7 +112,7 @@ Status checkIoDtypes(const Network &n) {
       if (i.dst.space == Space::DDR && operandExtent(i.dst, any, e).ok() && overlaps(e, t)) {
         if (i.dst.dtype != t.dtype)
           return Status::error("output '" + t.name + "' is " + dtypeName(t.dtype) + " but " +
-                               gdmaName(i, k) + ", its last writer, stores " +
+                               describeInstruction(i, k) + ", its last writer, stores " +
                                dtypeName(i.dst.dtype));
         break;
       }
@@ -186,7 +181,7 @@ Status checkDdrTensors(const Network &n, const BModel &m) {
       if (inWeights && weights.empty())
         continue;
       const TensorInfo *t = (inWeights ? weights : acts).holding(e.lo, e.hi);
-      std::string where = gdmaName(i, k) + " " + names[j] + ": DDR bytes [" +
+      std::string where = describeInstruction(i, k) + " " + names[j] + ": DDR bytes [" +
                           std::to_string(e.lo) + ", " + std::to_string(e.hi) + ")";
       if (!t)
         return Status::error(where + " lie inside no " +
@@ -280,7 +275,7 @@ Status validateBModel(const BModel &m) {
       Extent e;
       if (d.space == Space::DDR && operandExtent(d, m.target, e).ok() &&
           (act.empty() || e.lo < int64_t(act[0].begin) || e.hi > int64_t(act[0].end)))
-        return Status::error(where + ": " + gdmaName(n.gdma[k], k) + " writes DDR [" +
+        return Status::error(where + ": " + describeInstruction(n.gdma[k], k) + " writes DDR [" +
                              std::to_string(e.lo) + ", " + std::to_string(e.hi) +
                              ") outside the activation region");
     }

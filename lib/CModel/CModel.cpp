@@ -417,9 +417,7 @@ Status CModel::run(const std::vector<Instruction> &tiu,
   std::vector<Pending> pending;
 
   auto failure = [&](const Instruction &inst, size_t index, const Status &st) {
-    return Status::error(std::string(engineName(inst.engine)) + " instruction #" +
-                         std::to_string(index) + " (id " + std::to_string(inst.id) + ", " +
-                         instructionName(inst) + "): " + st.message());
+    return Status::error(describeInstruction(inst, index) + ": " + st.message());
   };
   auto commitUntil = [&](uint64_t cycle) -> Status {
     while (true) {

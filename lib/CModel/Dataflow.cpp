@@ -33,11 +33,6 @@ struct Write {
   Extent e;
 };
 
-std::string describe(const Instruction &i, size_t index) {
-  return std::string(engineName(i.engine)) + " instruction #" + std::to_string(index) +
-         " (id " + std::to_string(i.id) + ", " + instructionName(i) + ")";
-}
-
 bool readsDst(const Instruction &i) {
   return (i.op == Opcode::Conv || i.op == Opcode::MatMul) && (i.flags & kFlagAccumulate);
 }
@@ -75,7 +70,7 @@ Status checkDataflow(const std::vector<Instruction> &tiu,
     Extent re;
     if (!operandExtent(r, t, re).ok())
       return Status::OK(); // rejected by validateInstruction
-    auto who = [&] { return describe(inst, index) + " " + field; };
+    auto who = [&] { return describeInstruction(inst, index) + " " + field; };
     const int64_t es = int64_t(dtypeSize(r.dtype));
     Status st;
     uint32_t seen = UINT32_MAX;
@@ -97,7 +92,7 @@ Status checkDataflow(const std::vector<Instruction> &tiu,
           return false;
         }
         const Write &wr = writes[w];
-        auto by = [&] { return describe(*wr.inst, wr.index) + " dst"; };
+        auto by = [&] { return describeInstruction(*wr.inst, wr.index) + " dst"; };
         if (wr.op->start_lane != r.start_lane) {
           st = Status::error("lane placement: " + who() + " reads from start lane " +
                              std::to_string(r.start_lane) + " data " + by() +

@@ -82,11 +82,6 @@ private:
   std::map<int64_t, Cell> cells_;
 };
 
-std::string gdma(const Instruction &i, long k) {
-  return "GDMA instruction #" + std::to_string(k) + " (id " + std::to_string(i.id) + ", " +
-         instructionName(i) + ")";
-}
-
 std::string range(const Extent &e) {
   return "[" + std::to_string(e.lo) + ", " + std::to_string(e.hi) + ")";
 }
@@ -107,7 +102,7 @@ Status checkDdrDataflow(const Network &n, const DdrPlan &plan) {
   }
   auto by = [&](const Writer &w) {
     return w.index < 0 ? "input '" + *w.input + "'"
-                       : gdma(n.gdma[size_t(w.index)], w.index) + " dst";
+                       : describeInstruction(n.gdma[size_t(w.index)], size_t(w.index)) + " dst";
   };
 
   auto read = [&](const Instruction &inst, long k, const Operand &o,
@@ -118,7 +113,7 @@ Status checkDdrDataflow(const Network &n, const DdrPlan &plan) {
       hi = std::min(hi, actHi);
       if (lo >= hi)
         return true;
-      auto who = [&] { return gdma(inst, k) + " " + field; };
+      auto who = [&] { return describeInstruction(inst, size_t(k)) + " " + field; };
       int64_t at = lo;
       for (auto it = shadow.from(lo); it != cells.end() && it->first < hi; ++it) {
         if (it->first > at)

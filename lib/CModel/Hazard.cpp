@@ -68,11 +68,6 @@ bool conflict(const Access &a, const Access &b) {
   return a.space != Space::LMEM || (a.laneLo < b.laneHi && b.laneLo < a.laneHi);
 }
 
-std::string describe(const Instruction &i, size_t index) {
-  return std::string(engineName(i.engine)) + " instruction #" + std::to_string(index) +
-         " (id " + std::to_string(i.id) + ", " + instructionName(i) + ")";
-}
-
 std::string range(const Access &a) {
   std::string s = a.space == Space::LMEM ? "LMEM" : "DDR";
   s += " bytes [" + std::to_string(a.lo) + ", " + std::to_string(a.hi) + ")";
@@ -148,7 +143,7 @@ Status checkHazards(const std::vector<Instruction> &tiu,
   for (size_t a = 1; a <= T; ++a) {
     uint32_t g = tiu[a - 1].wait_id;
     if (g && seenByGdma[g] >= a)
-      return Status::error("deadlock: " + describe(tiu[a - 1], a - 1) +
+      return Status::error("deadlock: " + describeInstruction(tiu[a - 1], a - 1) +
                            " waits for GDMA id " + std::to_string(g) +
                            ", which cannot start before TIU id " +
                            std::to_string(seenByGdma[g]) + " completes");
@@ -194,8 +189,8 @@ Status checkHazards(const std::vector<Instruction> &tiu,
         if (fa.n && fa.acc[0].write &&
             bytesOverlap(fa.acc[0], fb.acc[0], t))
           return Status::error(
-              "in-flight writes overlap: " + describe(gdma[a - 1], a - 1) + " writes " +
-              range(fa.acc[0]) + " (dst) and " + describe(ib, b - 1) +
+              "in-flight writes overlap: " + describeInstruction(gdma[a - 1], a - 1) + " writes " +
+              range(fa.acc[0]) + " (dst) and " + describeInstruction(ib, b - 1) +
               " writes " + range(fb.acc[0]) +
               " (dst) while the first may still be in flight: no wait, queue slot or read orders the two");
       }
@@ -221,10 +216,10 @@ Status checkHazards(const std::vector<Instruction> &tiu,
             bool tiuWrites = x.acc[i].write;
             const char *kind = w.write && r.write ? "also writes" : "reads";
             return Status::error(
-                "race: " + describe(tiuWrites ? tiu[a - 1] : gdma[b - 1],
+                "race: " + describeInstruction(tiuWrites ? tiu[a - 1] : gdma[b - 1],
                                     tiuWrites ? a - 1 : b - 1) +
                 " writes " + range(w) + " (" + w.field + ") which " +
-                describe(tiuWrites ? gdma[b - 1] : tiu[a - 1], tiuWrites ? b - 1 : a - 1) +
+                describeInstruction(tiuWrites ? gdma[b - 1] : tiu[a - 1], tiuWrites ? b - 1 : a - 1) +
                 " " + kind + " (" + r.field + "), and no wait orders the two");
           }
     }

@@ -59,6 +59,11 @@ static const char *kActNames[] = {
     "log", "sqrt", "rsqrt", "erf", "abs", "neg", "reciprocal",
     "square", "clip", "hard_sigmoid", "softplus", "gelu_tanh"};
 
+std::string describeInstruction(const Instruction &inst, size_t index) {
+  return std::string(engineName(inst.engine)) + " instruction #" + std::to_string(index) + " (id " +
+         std::to_string(inst.id) + ", " + instructionName(inst) + ")";
+}
+
 std::string instructionName(const Instruction &inst) {
   std::string n = opcodeName(inst.op);
   switch (inst.op) {
@@ -529,9 +534,8 @@ public:
       : i_(i), index_(index), t_(t), ddr_(ddr) {}
 
   Status fail(const std::string &field, const std::string &msg) const {
-    return Status::error(std::string(engineName(i_.engine)) + " instruction #" +
-                         std::to_string(index_) + " (id " + std::to_string(i_.id) +
-                         ", " + instructionName(i_) + "): " + field + ": " + msg);
+    return Status::error(describeInstruction(i_, index_) + ": " + field + ": " +
+                         msg);
   }
 
   Status operand(const Operand &o, const char *field, bool tiu) const {

@@ -147,6 +147,9 @@ bool isValidOpcode(uint8_t v);
 const char *opcodeName(Opcode op);
 const char *engineName(Engine e);
 std::string instructionName(const Instruction &inst); // e.g. "binary.add"
+/// Names instruction `index` of its engine's stream in messages, e.g.
+/// "TIU instruction #3 (id 4, binary.add)".
+std::string describeInstruction(const Instruction &inst, size_t index);
 
 // --- Parameter slots (iparam indices) ---------------------------------------
 namespace conv_param {
