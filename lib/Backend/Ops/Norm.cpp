@@ -196,9 +196,25 @@ std::pair<Operand, Operand> rowStats(const Operand &scratch) {
   return {a, b};
 }
 
-struct LayerNormModel
-    : public CodegenInterface::ExternalModel<LayerNormModel,
-                                             tpu::LayerNormOp> {
+/// What LayerNorm and Softmax share in a group: rows along the last axis,
+/// held in the matrix view, F32 scratch, and no halo (a slice of rows needs
+/// the same rows of its input).
+template <typename Concrete, typename OpT>
+struct RowwiseLocalModel : public CodegenInterface::ExternalModel<Concrete, OpT> {
+  bool localRowwise(Operation *) const { return true; }
+  SmallVector<int64_t, 4> localResultShape(Operation *op) const {
+    return matrixView(getShape(op->getResult(0)));
+  }
+  Type localTempType(Operation *op, unsigned) const {
+    return Float32Type::get(op->getContext());
+  }
+  bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
+                      int64_t &) const {
+    return false;
+  }
+};
+
+struct LayerNormModel : public RowwiseLocalModel<LayerNormModel, tpu::LayerNormOp> {
   /// In a group: rows along the last axis, reduced along W as the tiled
   /// code does, in the matrix view [batch, rows, 1, D] beside matmuls or
   /// the rows view [1, C, H, D] beside row-wise ops. Temps (F32): the
@@ -215,24 +231,13 @@ struct LayerNormModel
            isFloat(chipDType(op.getOutput().getType())) && vec(op.getWeight()) &&
            vec(op.getBias());
   }
-  bool localRowwise(Operation *) const { return true; }
   SmallVector<int64_t, 4> localShape(Operation *op, unsigned index) const {
     if (index > 0)
       return {1, 1, 1, getShape(op->getOperand(0)).back()};
     return matrixView(getShape(op->getOperand(0)));
   }
-  SmallVector<int64_t, 4> localResultShape(Operation *op) const {
-    return matrixView(getShape(op->getResult(0)));
-  }
   unsigned localTemps(Operation *op) const {
     return isWideResult(op) ? 3 : 2;
-  }
-  Type localTempType(Operation *op, unsigned) const {
-    return Float32Type::get(op->getContext());
-  }
-  bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
-                      int64_t &) const {
-    return false;
   }
   LogicalResult codegenLocal(Operation *operation, CodegenContext &,
                              LocalOperands &t) const {
@@ -406,8 +411,7 @@ struct LayerNormModel
   }
 };
 
-struct SoftmaxModel
-    : public CodegenInterface::ExternalModel<SoftmaxModel, tpu::SoftmaxOp> {
+struct SoftmaxModel : public RowwiseLocalModel<SoftmaxModel, tpu::SoftmaxOp> {
   /// In a group: rows along the last axis, held as the matrix view
   /// [batch, rows, 1, D] or the rows view [1, C, H, D] and reduced along W.
   /// Temps (F32): the per-row max and sum, and for an F16/BF16 result the
@@ -419,22 +423,11 @@ struct SoftmaxModel
            op.getAxis() == rank - 1 &&
            isFloat(chipDType(op.getOutput().getType()));
   }
-  bool localRowwise(Operation *) const { return true; }
   SmallVector<int64_t, 4> localShape(Operation *op, unsigned) const {
     return matrixView(getShape(op->getOperand(0)));
   }
-  SmallVector<int64_t, 4> localResultShape(Operation *op) const {
-    return matrixView(getShape(op->getResult(0)));
-  }
   unsigned localTemps(Operation *op) const {
     return isWideResult(op) ? 2 : 1;
-  }
-  Type localTempType(Operation *op, unsigned) const {
-    return Float32Type::get(op->getContext());
-  }
-  bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
-                      int64_t &) const {
-    return false;
   }
   LogicalResult codegenLocal(Operation *operation, CodegenContext &,
                              LocalOperands &t) const {
