@@ -107,9 +107,8 @@ func.func @sliced_group(%arg0: tensor<1x16xf32>) -> tensor<1x16xf32> {
 
 // -----
 
-// The same for any group, sliced or not: one that runs as a loop over
-// chunks of rows also loads later chunks of %a after storing earlier chunks
-// of %c.
+// The same for a group that runs as a loop over chunks of rows: it loads
+// later chunks of %a after storing earlier chunks of %c.
 // CHECK-LABEL: func.func @chunked_group
 // CHECK: tpu.Active{{.*}}ddr.addr = 4160 {{.*}}loc("a")
 // CHECK: tpu.Active{{.*}}ddr.addr = 4224 {{.*}}loc("b")
@@ -119,6 +118,49 @@ func.func @chunked_group(%arg0: tensor<1x16xf32>) -> tensor<1x16xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("x")
   %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("a")
   %g = tpu.Group -> (tensor<1x16xf32>) attributes {row_chunk = 1 : i64} {
+    %b = "tpu.Active"(%a) {mode = "exp"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("b")
+    %c = "tpu.Active"(%b) {mode = "tanh"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("c")
+    tpu.Yield %c : tensor<1x16xf32>
+  }
+  %d = "tpu.Active"(%g) {mode = "abs"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("d")
+  return %d : tensor<1x16xf32>
+}
+
+// -----
+
+// A group sliced along N loads the later images of %a after storing the
+// earlier ones of %c: they keep apart too.
+// CHECK-LABEL: func.func @batch_sliced_group
+// CHECK: tpu.Active{{.*}}ddr.addr = 4160 {{.*}}loc("a")
+// CHECK: tpu.Active{{.*}}ddr.addr = 4224 {{.*}}loc("b")
+// CHECK: tpu.Active{{.*}}ddr.addr = 4288 {{.*}}loc("c")
+// CHECK: tpu.Active{{.*}}ddr.addr = 4160 {{.*}}loc("d")
+func.func @batch_sliced_group(%arg0: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %x = "top.Input"(%arg0) : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("a")
+  %g = tpu.Group -> (tensor<2x8xf32>) attributes {n_slices = 2 : i64} {
+    %b = "tpu.Active"(%a) {mode = "exp"} : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("b")
+    %c = "tpu.Active"(%b) {mode = "tanh"} : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("c")
+    tpu.Yield %c : tensor<2x8xf32>
+  }
+  %d = "tpu.Active"(%g) {mode = "abs"} : (tensor<2x8xf32>) -> tensor<2x8xf32> loc("d")
+  return %d : tensor<2x8xf32>
+}
+
+// -----
+
+// A group of whole tensors loads all its inputs before its first store, so
+// its values live as the ops' own would: %c takes %a's buffer, which %b
+// read (loaded) before %c is stored, and %d takes %b's.
+// CHECK-LABEL: func.func @whole_group
+// CHECK: tpu.Active{{.*}}ddr.addr = 4160 {{.*}}loc("a")
+// CHECK: tpu.Active{{.*}}ddr.addr = 4224 {{.*}}loc("b")
+// CHECK: tpu.Active{{.*}}ddr.addr = 4160 {{.*}}loc("c")
+// CHECK: tpu.Active{{.*}}ddr.addr = 4224 {{.*}}loc("d")
+func.func @whole_group(%arg0: tensor<1x16xf32>) -> tensor<1x16xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("a")
+  %g = tpu.Group -> (tensor<1x16xf32>) {
     %b = "tpu.Active"(%a) {mode = "exp"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("b")
     %c = "tpu.Active"(%b) {mode = "tanh"} : (tensor<1x16xf32>) -> tensor<1x16xf32> loc("c")
     tpu.Yield %c : tensor<1x16xf32>
