@@ -6,6 +6,7 @@
 // buffer takes the lowest aligned gap among the buffers still alive when it
 // is defined. Inputs and outputs live for the whole program. Operands of a
 // Concat along its outermost non-unit dim are placed inside its result.
+// Values a layer group keeps in local memory get no DDR.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Support/Module.h"
@@ -161,6 +162,10 @@ struct AssignAddressPass
       if (op.hasTrait<OpTrait::IsTerminator>())
         continue;
       if (op.getNumResults() != 1 || isNone(op.getResult(0)))
+        continue;
+      // A value a layer group keeps in local memory never reaches DDR.
+      if (layerGroup && isa<tpu::GroupOp>(op.getParentOp()) &&
+          !isYielded(op.getResult(0)))
         continue;
       if (isa<top::WeightOp>(op)) {
         bool usedByTpu = llvm::any_of(op.getUsers(), [](Operation *u) {

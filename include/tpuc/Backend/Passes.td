@@ -16,7 +16,10 @@ def AssignAddress : Pass<"tpu-assign-address", "::mlir::ModuleOp"> {
     (tpu.Reshape) gets that operand's address and extends its lifetime.
     The members of a layer group (`tpu.Group`) are placed like other ops,
     a group result where the member value it yields is; the inputs and
-    stored results of a group sliced along H live through the whole group.
+    stored results of a group run as a loop (sliced along N or H, chunked
+    by rows) live through the whole group. Values a group keeps in local
+    memory (not yielded) get no DDR unless `layer-group=false`, for
+    `tpu-codegen{layer-group=false}`, which emits each member on its own.
 
     Every placed value's defining op gets `ddr.addr` (an absolute byte
     address); the module gets `tpu.weight_size`, `tpu.activation_addr` and
@@ -27,6 +30,9 @@ def AssignAddress : Pass<"tpu-assign-address", "::mlir::ModuleOp"> {
            "Target chip: a name in chips/ or a path to a description">,
     Option<"alignment", "alignment", "int64_t", "64",
            "Byte alignment of every tensor (at least the DDR burst is best)">,
+    Option<"layerGroup", "layer-group", "bool", "true",
+           "Values kept inside a tpu.Group get no DDR (false: place them, "
+           "to emit the members on their own)">,
   ];
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }
