@@ -46,12 +46,13 @@ def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
     broadcasting binary ops on 4-D tensors; elementwise ops on tensors of
     lower rank in a rows view, chunked when too big) and whose inputs, weights,
     results and scratch fit the chip's local memory together, dead tensors'
-    space being reused: whole, or else as a loop over slices of rows (H)
-    with the halos the windows need (run this pass before
-    tpu-assign-address, which keeps a sliced group's inputs and results
-    apart). The ops of each group move into the region of a `tpu.Group`,
-    which yields the values used after the group (its results replace
-    them there) and records the plan chosen (`h_slices`, `row_chunk`);
+    space being reused: whole, or else as a loop over slices of the batch
+    (N, no halo) and/or of rows (H) with the halos the windows need (run
+    this pass before tpu-assign-address, which keeps a sliced group's
+    inputs and results apart). The ops of each group move into the region
+    of a `tpu.Group`, which yields the values used after the group (its
+    results replace them there) and records the plan chosen (`n_slices`,
+    `h_slices`, `row_chunk`);
     groups already in the input are dissolved first. tpu-codegen then loads each group input once (per slice), computes LMEM
     to LMEM and stores only the results used after the group or returned,
     so the other results are never in DDR (and cannot be dumped). The runs
