@@ -6,6 +6,7 @@
 // buffer takes the lowest aligned gap among the buffers still alive when it
 // is defined. Inputs and outputs live for the whole program. Operands of a
 // Concat along its outermost non-unit dim are placed inside its result.
+// Values a layer group keeps in local memory get no DDR.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Support/Module.h"
@@ -88,19 +89,28 @@ struct AssignAddressPass
     for (Operation *op : order)
       index[op] = pos++;
     const int64_t forever = pos;
-    // Ops of a group (tpu-layer-group ran first) read their inputs and
-    // write their stored results from the group's first op to its last: a
-    // group sliced along H or chunked by rows stores one slice's results
-    // before it loads the next slice's inputs.
+    // A group run as a loop (sliced along N or H, or chunked by rows; the
+    // plan tpu-layer-group recorded) stores one slice's results before it
+    // loads the next slice's inputs: its inputs are read and its stored
+    // results written from its first op to its last, so the two keep apart.
+    // A group of whole tensors loads all its inputs before any store, so
+    // each of its ops' values lives as the op's own would.
     DenseMap<Operation *, std::pair<int64_t, int64_t>> span;
-    auto groupOf = [&](Operation *op) -> Operation * {
-      return dyn_cast_or_null<tpu::GroupOp>(op->getParentOp());
+    auto loopedGroupOf = [&](Operation *op) -> Operation * {
+      auto g = dyn_cast_or_null<tpu::GroupOp>(op->getParentOp());
+      return g && span.count(g) ? g.getOperation() : nullptr;
     };
     for (auto g : body.getOps<tpu::GroupOp>())
-      span[g] = {index[g.getMembers().front()], index[g.getMembers().back()]};
+      if (g.getNSlices() > 1 || g.getHSlices() > 1 || g.getRowChunk() > 0)
+        span[g] = {index[g.getMembers().front()],
+                   index[g.getMembers().back()]};
+    auto isYielded = [](Value v) {
+      return llvm::any_of(v.getUsers(),
+                          [](Operation *u) { return isa<tpu::YieldOp>(u); });
+    };
     auto defIndex = [&](Operation *op) {
-      Operation *g = groupOf(op);
-      return g ? span[g].first : index[op];
+      Operation *g = loopedGroupOf(op);
+      return g && isYielded(op->getResult(0)) ? span[g].first : index[op];
     };
     std::function<int64_t(Value)> lastUse = [&](Value v) {
       int64_t last = v.getDefiningOp() ? index[v.getDefiningOp()] : 0;
@@ -115,7 +125,8 @@ struct AssignAddressPass
         auto it = index.find(user);
         Operation *top = body.findAncestorOpInBlock(*user);
         int64_t u = it != index.end() ? it->second : top ? index[top] : forever;
-        if (Operation *g = groupOf(user))
+        Operation *g = loopedGroupOf(user);
+        if (g && (!v.getDefiningOp() || v.getDefiningOp()->getParentOp() != g))
           u = span[g].second;
         if (top && top->hasTrait<OpTrait::IsTerminator>())
           u = forever;
@@ -151,6 +162,10 @@ struct AssignAddressPass
       if (op.hasTrait<OpTrait::IsTerminator>())
         continue;
       if (op.getNumResults() != 1 || isNone(op.getResult(0)))
+        continue;
+      // A value a layer group keeps in local memory never reaches DDR.
+      if (layerGroup && isa<tpu::GroupOp>(op.getParentOp()) &&
+          !isYielded(op.getResult(0)))
         continue;
       if (isa<top::WeightOp>(op)) {
         bool usedByTpu = llvm::any_of(op.getUsers(), [](Operation *u) {

@@ -220,9 +220,9 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
     // Emits a layer group; only its stored results become tensors.
     auto emitGroup = [&](tpu::GroupOp g) -> LogicalResult {
       SmallVector<Operation *> group = g.getMembers();
-      for (Operation *op : group)
-        if (!ddrAddr(op->getResult(0)))
-          return op->emitOpError()
+      for (Value v : g.getBody().front().getTerminator()->getOperands())
+        if (!ddrAddr(v))
+          return v.getDefiningOp()->emitOpError()
                  << "has no DDR address; run tpu-assign-address first";
       ctx.beginOp(group.front());
       if (failed(emitLayerGroup(ctx, g)) || failed(ctx.endOp()))
@@ -243,7 +243,11 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
                << "is not supported by the codegen yet (no CodegenInterface)";
       if (!ddrAddr(op.getResult(0)))
         return op.emitOpError()
-               << "has no DDR address; run tpu-assign-address first";
+               << "has no DDR address; run tpu-assign-address first"
+               << (isa<tpu::GroupOp>(op.getParentOp())
+                       ? " with layer-group=false to emit the members of a "
+                         "tpu.Group on their own"
+                       : "");
       ctx.beginOp(&op);
       if (failed(cg.codegen(ctx)) || failed(ctx.endOp()))
         return failure();

@@ -7,8 +7,9 @@
 // scratch reuse the space of tensors that died (first fit over live ranges).
 // A buffer placed over dead ones starts fenced on their last TIU and GDMA
 // users, which orders reuse after the reads and stores of the old data.
-// Groups too big for whole tensors are sliced along H (sliceRows,
-// emitSliced): every buffer holds the rows of the current slice.
+// Groups too big for whole tensors are sliced along N (sliceBatch) and/or
+// H (sliceRows), emitted as a loop (emitSliced): every buffer holds the
+// images and rows of the current slice.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Backend/LayerGroup.h"
@@ -183,11 +184,43 @@ static bool useRowsView(ArrayRef<Operation *> ops, bool ownLayouts) {
   return ownLayouts && rowwise;
 }
 
+/// Cuts the input, result and temp buffers of an NCHW group to one of
+/// `nSlices` equal slices of the batch. Every op computes each image on its
+/// own, so only tensors of the whole batch qualify (a tensor broadcast
+/// along N, or a weight with a batch an elementwise op reads, does not).
+static LogicalResult sliceBatch(GroupPlan &plan, ArrayRef<Operation *> ops,
+                                int64_t nSlices) {
+  ArrayRef<int64_t> first = getShape(ops[0]->getResult(0));
+  if (first.size() != 4 || first[0] % nSlices != 0)
+    return failure();
+  const int64_t n = first[0];
+  for (auto [k, op] : llvm::enumerate(ops))
+    for (int b : plan.operands[k])
+      if (b >= 0 && plan.buffers[b].kind == GroupPlan::Kind::Weight &&
+          cast<CodegenInterface>(op).localElementwise() &&
+          plan.buffers[b].shape[0] != 1)
+        return failure();
+  for (GroupPlan::Buffer &b : plan.buffers) {
+    if (b.kind == GroupPlan::Kind::Weight)
+      continue;
+    if (b.shape[0] != n ||
+        (b.value && (getShape(b.value).size() != 4 ||
+                     getShape(b.value)[0] != n)))
+      return failure();
+    b.shape[0] = n / nSlices;
+  }
+  plan.nSlices = nSlices;
+  plan.batch = n;
+  return success();
+}
+
 /// Plans `ops`; rows-view groups hold `chunk` rows per lane of each tensor
-/// (0: all of them); NCHW groups run as `slices` slices of rows.
+/// (0: all of them); NCHW groups run as `nSlices` slices of the batch, each
+/// as `slices` slices of rows.
 static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
                                       const Target &target, int64_t chunk,
-                                      int64_t slices = 1) {
+                                      int64_t slices = 1,
+                                      int64_t nSlices = 1) {
   GroupPlan plan;
   const int n = int(ops.size());
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
@@ -357,7 +390,10 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       return !members.contains(u);
     }));
   }
-  if (slices > 1) {
+  if (nSlices > 1 &&
+      (rows || ownLayouts || failed(sliceBatch(plan, ops, nSlices))))
+    return failure();
+  if (slices > 1 || nSlices > 1) {
     if (rows || failed(sliceRows(plan, ops, members, slices)))
       return failure();
     for (GroupPlan::Buffer &b : plan.buffers)
@@ -452,35 +488,9 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
 /// Most slices a sliced group is cut into.
 static constexpr int64_t kMaxSlices = 64;
 
-FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
-                                    const Target &target) {
-  auto whole = planChunk(ops, target, 0);
-  if (succeeded(whole))
-    return whole;
-  bool ownLayouts = llvm::any_of(ops, [](Operation *op) {
-    return !cast<CodegenInterface>(op).localResultShape().empty();
-  });
-  if (getShape(ops[0]->getResult(0)).size() == 4 &&
-      !useRowsView(ops, ownLayouts)) {
-    // Slices along H: the fewest rows a result has bounds their number;
-    // among the counts that fit, the one estimated fastest.
-    int64_t most = kMaxSlices;
-    for (Operation *op : ops)
-      if (getShape(op->getResult(0)).size() == 4)
-        most = std::min(most, getShape(op->getResult(0))[2]);
-    FailureOr<GroupPlan> best = failure();
-    double bestCycles = 0;
-    for (int64_t s = 2; s <= most; ++s) {
-      auto p = planChunk(ops, target, 0, s);
-      if (failed(p))
-        continue;
-      double c = estimateGroupCycles(ops, *p, target);
-      if (failed(best) || c < bestCycles)
-        best = std::move(p), bestCycles = c;
-    }
-    return best;
-  }
-  // Rows view: the most rows per lane that fit (bytes grow with rows).
+/// Rows view: the most rows per lane that fit (bytes grow with rows).
+static FailureOr<GroupPlan> planRowChunks(ArrayRef<Operation *> ops,
+                                          const Target &target) {
   auto best = planChunk(ops, target, 1);
   if (failed(best))
     return failure();
@@ -497,15 +507,59 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
 }
 
 FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
-                                    const Target &target, int64_t slices,
-                                    int64_t chunk) {
-  return planChunk(ops, target, chunk, slices);
+                                    const Target &target) {
+  auto whole = planChunk(ops, target, 0);
+  bool ownLayouts = llvm::any_of(ops, [](Operation *op) {
+    return !cast<CodegenInterface>(op).localResultShape().empty();
+  });
+  ArrayRef<int64_t> first = getShape(ops[0]->getResult(0));
+  if (first.size() != 4 || useRowsView(ops, ownLayouts))
+    return succeeded(whole) ? whole : planRowChunks(ops, target);
+  // Among the plans that fit, the one estimated fastest: whole tensors,
+  // slices of the batch (no halo; they also pipeline a batch that fits
+  // whole), and, for a slice of the batch too big whole, slices of rows
+  // as well. The fewest rows a result has bounds the slices along H.
+  int64_t most = kMaxSlices;
+  for (Operation *op : ops)
+    if (getShape(op->getResult(0)).size() == 4)
+      most = std::min(most, getShape(op->getResult(0))[2]);
+  FailureOr<GroupPlan> best = failure();
+  double bestCycles = 0;
+  auto consider = [&](FailureOr<GroupPlan> p) {
+    if (failed(p))
+      return false;
+    double c = estimateGroupCycles(ops, *p, target);
+    if (failed(best) || c < bestCycles)
+      best = std::move(p), bestCycles = c;
+    return true;
+  };
+  for (int64_t n = 1; n <= first[0]; ++n) {
+    if (first[0] % n)
+      continue;
+    if (n == 1 ? consider(std::move(whole))
+               : consider(planChunk(ops, target, 0, 1, n)))
+      continue;
+    // Slices of rows within a part of the batch: tried for the whole batch
+    // and single images only, which bounds the search.
+    if (n != 1 && n != first[0])
+      continue;
+    for (int64_t s = 2; s <= most; ++s)
+      consider(planChunk(ops, target, 0, s, n));
+  }
+  return best;
 }
 
-/// Emits a group sliced along H: slice s + 1's inputs load (into the other
-/// slot) before slice s computes, and slice s's stored results leave after
-/// its compute, so the GDMA queue holds the next loads ahead of the stores
-/// waiting on the TIU.
+FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
+                                    const Target &target, int64_t nSlices,
+                                    int64_t slices, int64_t chunk) {
+  return planChunk(ops, target, chunk, slices, nSlices);
+}
+
+/// Emits a group sliced along N and/or H, a loop over the slices of the
+/// batch and, within each, over the slices of rows: the next slice's inputs
+/// load (into the other slot) before the current one computes, and its
+/// stored results leave after its compute, so the GDMA queue holds the next
+/// loads ahead of the stores waiting on the TIU.
 static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
                                 const GroupPlan &plan, const LBuf &base) {
   const auto &pb = plan.buffers;
@@ -531,46 +585,50 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
     made[i][q] = true;
     return bufs[i][q];
   };
-  auto slot = [&](int i, int64_t s) { return int(s % pb[i].slots); };
+  // Slice g is slice g % S of rows of the (g / S)th slice of the batch.
+  const int64_t S = plan.slices, G = plan.nSlices * S;
+  auto slot = [&](int i, int64_t g) { return int(g % pb[i].slots); };
   // `rows` of the buffer's tensor; the buffer holds rows `held`.
-  auto lmem = [&](int i, int64_t s, Rows held, Rows rows) {
+  auto lmem = [&](int i, int64_t g, Rows held, Rows rows) {
     const auto &sh = pb[i].shape;
-    Operand o = lmemTensor(addrOf(i, slot(i, s)), uint32_t(sh[0]),
+    Operand o = lmemTensor(addrOf(i, slot(i, g)), uint32_t(sh[0]),
                            uint32_t(sh[1]), uint32_t(held.size()),
                            uint32_t(sh[3]), pb[i].dtype);
     o.addr += uint64_t((rows.lo - held.lo) * sh[3]) * dtypeSize(pb[i].dtype);
     o.shape[2] = uint32_t(rows.size());
     return o;
   };
-  auto ddr = [&](int i, uint64_t addr, Rows rows) {
+  // `rows` of the images of slice g's part of the batch.
+  auto ddr = [&](int i, uint64_t addr, int64_t g, Rows rows) {
     const auto &sh = pb[i].shape;
-    const int64_t h = pb[i].height, w = sh[3];
-    return ddrOperand(addr + uint64_t(rows.lo * w) * dtypeSize(pb[i].dtype),
+    const int64_t h = pb[i].height, w = sh[3], n0 = g / S * sh[0];
+    return ddrOperand(addr + uint64_t((n0 * sh[1] * h + rows.lo) * w) *
+                                 dtypeSize(pb[i].dtype),
                       {sh[0], sh[1], rows.size(), w},
                       {sh[1] * h * w, h * w, w, 1}, pb[i].dtype);
   };
-  auto heldRows = [&](int i, int64_t s) -> Rows {
+  auto heldRows = [&](int i, int64_t g) -> Rows {
     if (pb[i].kind == GroupPlan::Kind::Weight)
       return {0, pb[i].shape[2]};
-    return plan.held[s][i];
+    return plan.held[g % S][i];
   };
   // Weights load in the first slice, in order of first use among inputs.
-  auto loadSlice = [&](int64_t s) -> LogicalResult {
+  auto loadSlice = [&](int64_t g) -> LogicalResult {
     std::vector<bool> loaded(pb.size(), false);
     for (const auto &opnds : plan.operands)
       for (int i : opnds) {
         if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i] ||
-            (pb[i].kind == GroupPlan::Kind::Weight && s > 0))
+            (pb[i].kind == GroupPlan::Kind::Weight && g > 0))
           continue;
         loaded[i] = true;
-        Rows rows = heldRows(i, s);
+        Rows rows = heldRows(i, g);
         if (!rows.size())
           continue;
         auto addr = ddrAddr(pb[i].value);
         if (!addr)
           return ctx.error() << "group operand has no DDR address";
-        LBuf &b = make(i, slot(i, s));
-        ctx.load(b, lmem(i, s, rows, rows), ddr(i, *addr, rows));
+        LBuf &b = make(i, slot(i, g));
+        ctx.load(b, lmem(i, g, rows, rows), ddr(i, *addr, g, rows));
       }
     return success();
   };
@@ -593,15 +651,16 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
       auto [ilo, ihi] = ddrRange(int(i));
       if (ilo < rhi && rlo < ihi)
         return ops[k]->emitOpError()
-               << "is stored by a layer group sliced along H over the DDR "
-                  "buffer of one of the group's inputs";
+               << "is stored by a sliced layer group over the DDR buffer of "
+                  "one of the group's inputs";
     }
   }
 
   if (failed(loadSlice(0)))
     return failure();
-  for (int64_t s = 0; s < plan.slices; ++s) {
-    if (s + 1 < plan.slices && failed(loadSlice(s + 1)))
+  for (int64_t g = 0; g < G; ++g) {
+    const int64_t s = g % S;
+    if (g + 1 < G && failed(loadSlice(g + 1)))
       return failure();
     for (size_t k = 0; k < ops.size(); ++k) {
       int r = plan.results[k];
@@ -614,11 +673,11 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
       for (auto [j, i] : llvm::enumerate(plan.operands[k]))
         lo.operands.push_back(
             i < 0 ? LocalTensor{}
-                  : LocalTensor{lmem(i, s, heldRows(i, s), plan.reads[s][k][j]),
-                                &bufs[i][slot(i, s)]});
-      lo.result = {lmem(r, s, out, out), &make(r, slot(r, s))};
+                  : LocalTensor{lmem(i, g, heldRows(i, g), plan.reads[s][k][j]),
+                                &bufs[i][slot(i, g)]});
+      lo.result = {lmem(r, g, out, out), &make(r, slot(r, g))};
       for (int i : plan.temps[k])
-        lo.temps.push_back({lmem(i, s, {0, out.size()}, {0, out.size()}),
+        lo.temps.push_back({lmem(i, g, {0, out.size()}, {0, out.size()}),
                             &make(i, 0)});
       if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
         return ops[k]->emitOpError()
@@ -634,7 +693,8 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
       auto addr = ddrAddr(pb[r].value);
       if (!addr)
         return ops[k]->emitOpError() << "has no DDR address";
-      ctx.store(ddr(r, *addr, st), bufs[r][slot(r, s)], lmem(r, s, out, st));
+      ctx.store(ddr(r, *addr, g, st), bufs[r][slot(r, g)],
+                lmem(r, g, out, st));
     }
   }
   return success();
@@ -642,8 +702,8 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
 
 LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   SmallVector<Operation *> ops = group.getMembers();
-  auto plan = planLayerGroup(ops, ctx.target(), group.getHSlices(),
-                             group.getRowChunk());
+  auto plan = planLayerGroup(ops, ctx.target(), group.getNSlices(),
+                             group.getHSlices(), group.getRowChunk());
   if (failed(plan))
     return ctx.error() << "starts a layer group of " << ops.size()
                        << " ops that does not fit local memory";
@@ -651,7 +711,7 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   if (!base)
     return ctx.error() << "layer group needs " << plan->bytes
                        << " bytes per lane of local memory";
-  if (plan->slices > 1)
+  if (plan->looped())
     return emitSliced(ctx, ops, *plan, *base);
   const auto &pb = plan->buffers;
   std::vector<LBuf> bufs(pb.size());

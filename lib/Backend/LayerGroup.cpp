@@ -8,7 +8,7 @@
 // whole or in slices of rows). Runs of two or more ops become groups (a
 // single op gains nothing over its own tiled codegen): their ops move into
 // the region of a tpu.Group, which yields the values used after it and
-// records the plan chosen (slices along H, chunk of rows).
+// records the plan chosen (slices along N and H, chunk of rows).
 //
 // Cost model. On its own an op streams its tiles, overlapping DDR traffic
 // with compute: max(TIU cycles, DDR bytes / bandwidth) plus the latency of
@@ -18,10 +18,11 @@
 // are in and the previous op is done, and stored results leave after their
 // op. A group whose weights take long to load before the TIU can start (a
 // large filter on a small chip) is slower than the ops' own pipelines and is
-// not formed. A group sliced along H pipelines its slices (slicedCycles):
-// the weights and the first slice's rows load up front, then each slice's
-// loads overlap the previous slice's compute and its stores the next's; the
-// TIU work of each op grows with the halo rows it recomputes.
+// not formed. A group sliced along N or H pipelines its slices
+// (slicedCycles): the weights and the first slice's images and rows load
+// up front, then each slice's loads overlap the previous slice's compute
+// and its stores the next's; the TIU work of each op grows with the halo
+// rows it recomputes (slices along N have none).
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Backend/CodegenInterface.h"
@@ -140,11 +141,14 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
     double run = double(rows * sh[3] * dtypeSize(pb[i].dtype));
     double burst = std::max<double>(1, t.ddr_burst_bytes);
     double bytes = rows == pb[i].height
-                       ? double(tensorBytes(pb[i].value))
+                       ? double(sh[0] * sh[1]) * run
                        : double(sh[0] * sh[1]) * std::ceil(run / burst) * burst;
     return bytes / bw + t.gdma_issue_cycles;
   };
-  const int64_t S = plan.slices;
+  // Slice g is slice g % S of rows of a slice of the batch: the same
+  // moves, and the share `part` of each op's TIU work, for every such part.
+  const int64_t S = plan.slices, G = plan.nSlices * S;
+  const double part = 1.0 / double(plan.nSlices);
   std::vector<double> load(S, 0), store(S, 0), tiu(S, 0);
   double weights = 0;
   for (size_t i = 0; i < pb.size(); ++i)
@@ -158,27 +162,27 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
       int r = plan.results[k];
       double frac = double(plan.held[s][r].size()) / double(pb[r].height);
       if (frac > 0)
-        tiu[s] += (tiuCycles(ops[k], t) - t.tiu_issue_cycles) * frac +
+        tiu[s] += (tiuCycles(ops[k], t) - t.tiu_issue_cycles) * frac * part +
                   t.tiu_issue_cycles;
       if (plan.stored[k] && plan.storedRows[s][k].size())
         store[s] += moveCycles(r, plan.storedRows[s][k].size());
     }
   }
   double gdma = weights + load[0], end = 0;
-  std::vector<double> done(S, 0);
+  std::vector<double> done(G, 0);
   double ready = gdma + t.ddr_latency_cycles;
-  for (int64_t s = 0; s < S; ++s) {
+  for (int64_t g = 0; g < G; ++g) {
     double next = 0;
-    if (s + 1 < S) {
-      gdma = std::max(gdma, s > 0 ? done[s - 1] : 0.0) + load[s + 1];
+    if (g + 1 < G) {
+      gdma = std::max(gdma, g > 0 ? done[g - 1] : 0.0) + load[(g + 1) % S];
       next = gdma + t.ddr_latency_cycles;
     }
-    done[s] = std::max(s > 0 ? done[s - 1] : 0.0, ready) + tiu[s];
-    gdma = std::max(gdma, done[s]) + store[s];
+    done[g] = std::max(g > 0 ? done[g - 1] : 0.0, ready) + tiu[g % S];
+    gdma = std::max(gdma, done[g]) + store[g % S];
     end = std::max(end, gdma + fixed);
     ready = next;
   }
-  return std::max(end, done[S - 1]);
+  return std::max(end, done[G - 1]);
 }
 
 } // namespace
@@ -186,14 +190,17 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
 double tpuc::backend::estimateGroupCycles(ArrayRef<Operation *> ops,
                                           const GroupPlan &plan,
                                           const Target &target) {
-  return plan.slices > 1 ? slicedCycles(ops, plan, target)
-                         : groupCycles(ops, target);
+  return plan.looped() ? slicedCycles(ops, plan, target)
+                       : groupCycles(ops, target);
 }
 
 void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
                                    const GroupPlan &plan) {
   static const char *kKinds[] = {"input", "weight", "result", "temp"};
   os << ops.size() << " ops, " << plan.bytes << " bytes per lane";
+  if (plan.nSlices > 1)
+    os << ", " << plan.nSlices << " slices along N (" << plan.batch / plan.nSlices
+       << " of " << plan.batch << " images each)";
   if (plan.slices > 1)
     os << ", " << plan.slices << " slices along H";
   if (plan.rows && plan.chunk < plan.rows)
@@ -221,7 +228,7 @@ void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
     os << "), ops " << b.start << "-" << b.end;
     if (stored[i])
       os << ", stored";
-    if (plan.slices > 1 && (b.kind == GroupPlan::Kind::Input ||
+    if (plan.looped() && (b.kind == GroupPlan::Kind::Input ||
                             b.kind == GroupPlan::Kind::Result)) {
       os << ", rows";
       for (int64_t s = 0; s < plan.slices; ++s) {
@@ -270,8 +277,8 @@ struct LayerGroupPass
     if (printPlan)
       for (auto g : func.getBody().front().getOps<tpu::GroupOp>()) {
         SmallVector<Operation *> ops = g.getMembers();
-        auto plan =
-            planLayerGroup(ops, target, g.getHSlices(), g.getRowChunk());
+        auto plan = planLayerGroup(ops, target, g.getNSlices(),
+                                   g.getHSlices(), g.getRowChunk());
         std::string text;
         llvm::raw_string_ostream os(text);
         if (succeeded(plan)) {
@@ -296,8 +303,8 @@ struct LayerGroupPass
   /// placed where the last of them was, which yields their results used
   /// after it. Ops in between that are not Tpu ops (weights) stay before
   /// it, so every value the members read is defined before the group.
-  static void formGroup(ArrayRef<Operation *> ops, int64_t slices,
-                        int64_t chunk) {
+  static void formGroup(ArrayRef<Operation *> ops, int64_t nSlices,
+                        int64_t slices, int64_t chunk) {
     llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
     SmallVector<Value> yielded;
     SmallVector<Type> types;
@@ -310,8 +317,8 @@ struct LayerGroupPass
           yielded.push_back(r), types.push_back(r.getType());
     }
     OpBuilder b(ops.back());
-    auto group = b.create<tpu::GroupOp>(b.getFusedLoc(locs), types, slices,
-                                        chunk);
+    auto group = b.create<tpu::GroupOp>(b.getFusedLoc(locs), types, nSlices,
+                                        slices, chunk);
     Block *body = new Block();
     group.getBody().push_back(body);
     for (Operation *op : ops)
@@ -330,7 +337,8 @@ struct LayerGroupPass
     // best[j]: least cycles of chain[0, j), whose last run starts at from[j].
     std::vector<double> best(m + 1, 0);
     std::vector<size_t> from(m + 1, 0);
-    std::vector<int64_t> slices(m + 1, 1), chunks(m + 1, 0);
+    std::vector<int64_t> nSlices(m + 1, 1), slices(m + 1, 1),
+        chunks(m + 1, 0);
     for (size_t j = 1; j <= m; ++j) {
       best[j] = best[j - 1] + soloCycles(chain[j - 1], target);
       from[j] = j - 1;
@@ -343,7 +351,8 @@ struct LayerGroupPass
           break; // longer runs ending here do not fit either
         double c = best[i] + estimateGroupCycles(run, *plan, target);
         if (c < best[j])
-          best[j] = c, from[j] = i, slices[j] = plan->slices,
+          best[j] = c, from[j] = i, nSlices[j] = plan->nSlices,
+          slices[j] = plan->slices,
           chunks[j] = plan->chunk < plan->rows ? plan->chunk : 0;
       }
     }
@@ -352,7 +361,7 @@ struct LayerGroupPass
       if (j - from[j] >= 2)
         groups.push_back({from[j], j});
     for (auto [i, j] : llvm::reverse(groups))
-      formGroup(chain.slice(i, j - i), slices[j], chunks[j]);
+      formGroup(chain.slice(i, j - i), nSlices[j], slices[j], chunks[j]);
   }
 };
 

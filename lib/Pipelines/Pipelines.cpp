@@ -36,6 +36,7 @@ void tpuc::buildTpuCodegenPassPipeline(OpPassManager &pm,
   }
   backend::AssignAddressOptions address;
   address.chip = o.chip;
+  address.layerGroup = o.layerGroup;
   pm.addPass(backend::createAssignAddress(address));
   backend::CodegenOptions codegen;
   codegen.chip = o.chip;

@@ -4,6 +4,7 @@ import re
 
 _OPEN = re.compile(r"\btpu\.Group\b.*\{$")
 _SLICES = re.compile(r"\bh_slices = (\d+)")
+_NSLICES = re.compile(r"\bn_slices = (\d+)")
 
 
 def layer_groups(text: str) -> list[list[str]]:
@@ -28,12 +29,14 @@ def grouped_lines(text: str) -> list[str]:
     return [line for group in layer_groups(text) for line in group]
 
 
-def group_slices(text: str) -> list[int]:
-    """The slice count along H of every tpu.Group in `text` (1: whole)."""
+def group_slices(text: str, axis: str = "h") -> list[int]:
+    """The slice count along H (or N, `axis="n"`) of every tpu.Group in
+    `text` (1: whole)."""
+    pattern = _NSLICES if axis == "n" else _SLICES
     out = []
     for line in text.splitlines():
         s = line.strip()
         if _OPEN.search(s):
-            m = _SLICES.search(s)
+            m = pattern.search(s)
             out.append(int(m.group(1)) if m else 1)
     return out

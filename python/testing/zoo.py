@@ -15,6 +15,7 @@ Two kinds of entries:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import warnings
@@ -394,12 +395,14 @@ LARGE: dict[str, ModelSpec] = {
 }
 
 
-def export(name: str, out_dir: str | Path, opset: int | None = None) -> Path:
+def export(name: str, out_dir: str | Path, opset: int | None = None,
+           batch: int | None = None) -> Path:
     """Write zoo model ``name`` to ``out_dir`` and return the path.
 
     ``opset`` defaults to the entry's own (17 for the torch models, pinned for
     the ``_op13``/``_op21`` variants); a different opset is added to the file
-    name.  Raises KeyError for an unknown name and RuntimeError when the
+    name, as is a ``batch`` (torch models: the inputs' first dim) other than
+    the entry's.  Raises KeyError for an unknown name and RuntimeError when the
     export lost an op the entry requires (e.g. BatchNorm folded away).
     """
     spec = ZOO.get(name) or LARGE.get(name)
@@ -409,6 +412,12 @@ def export(name: str, out_dir: str | Path, opset: int | None = None) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / (f"{name}.onnx" if opset == spec.opset else f"{name}_opset{opset}.onnx")
+    if batch is not None:
+        if not spec.is_torch:
+            raise ValueError(f"zoo model {name!r} is not a torch model: its batch is fixed")
+        spec = dataclasses.replace(
+            spec, inputs={k: (batch, *s[1:]) for k, s in spec.inputs.items()})
+        path = path.with_name(f"{path.stem}_batch{batch}.onnx")
     if spec.is_torch:
         _export_torch(spec, path, opset)
     else:

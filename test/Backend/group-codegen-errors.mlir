@@ -9,7 +9,7 @@ func.func @sliced_group_reuse(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x
   %a = "tpu.Active"(%x) {mode = "abs", ddr.addr = 532480 : i64} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("a")
   %g = tpu.Group -> (tensor<1x16x64x129xf32>) attributes {h_slices = 4 : i64} {
     %b = "tpu.Active"(%a) {mode = "abs", ddr.addr = 1060864 : i64} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("b")
-    // expected-error @+1 {{is stored by a layer group sliced along H over the DDR buffer of one of the group's inputs}}
+    // expected-error @+1 {{is stored by a sliced layer group over the DDR buffer of one of the group's inputs}}
     %c = "tpu.Active"(%b) {mode = "abs", ddr.addr = 532480 : i64} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32>
     tpu.Yield %c : tensor<1x16x64x129xf32>
   }

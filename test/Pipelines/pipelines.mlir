@@ -10,7 +10,7 @@
 // TOPPM-NEXT: canonicalize
 // LOWERPM: convert-top-to-tpu{asymmetric=false calibration-table= chip=tpu_pro fallback=F16 mode=F16 quantize-table=}
 // LOWERPM-NEXT: canonicalize
-// CODEGENPM: tpu-assign-address{alignment=64 chip=tpu_pro}
+// CODEGENPM: tpu-assign-address{alignment=64 chip=tpu_pro layer-group=false}
 // CODEGENPM-NOT: tpu-layer-group
 // CODEGENPM-NEXT: tpu-codegen{bmodel= chip=tpu_pro layer-group=false}
 

@@ -11,8 +11,9 @@
 // INT32 biases and requant tables; scratch may be INT32 accumulators).
 // Elementwise groups on tensors that are not NCHW use a rows view instead
 // and, when too big, run as a loop over chunks of rows (see planLayerGroup).
-// NCHW groups too big for whole tensors run as a loop over slices of rows
-// (H), recomputing the halos their windows need (GroupPlan::slices).
+// NCHW groups too big for whole tensors run as a loop over slices of the
+// batch (N, GroupPlan::nSlices) and of rows (H), recomputing the halos
+// their windows need (GroupPlan::slices).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_BACKEND_LAYERGROUP_H
@@ -67,6 +68,13 @@ struct GroupPlan {
   /// `slices` slices of their results' rows: each slice computes the rows
   /// its stored results and the next ops' windows need (halos recomputed).
   int64_t slices = 1;
+  /// NCHW groups of a batch run as a loop over `nSlices` equal slices of
+  /// the batch (N) too, each (in `slices` slices of rows) computing its
+  /// images: no halo. Input, result and temp buffers hold one slice's
+  /// images (shape[0]); `batch` is the whole tensors' N.
+  int64_t nSlices = 1, batch = 1;
+  /// Whether the group runs as a loop over slices (along N or H).
+  bool looped() const { return slices > 1 || nSlices > 1; }
   /// Per slice: the rows of each input and result buffer held.
   std::vector<std::vector<Rows>> held;
   /// Per slice and op: the rows of each operand it reads (inside the held
@@ -83,12 +91,13 @@ bool canJoinLayerGroup(mlir::Operation *op);
 mlir::FailureOr<GroupPlan> planLayerGroup(llvm::ArrayRef<mlir::Operation *> ops,
                                           const chip::Target &target);
 
-/// The plan of `ops` with the decisions a tpu.Group records: `slices` of
-/// rows along H (1: whole) and, in the rows view, `chunk` rows per lane
-/// (0: all); failure when that does not fit.
+/// The plan of `ops` with the decisions a tpu.Group records: `nSlices` of
+/// the batch and `slices` of rows along H (1: whole) and, in the rows view,
+/// `chunk` rows per lane (0: all); failure when that does not fit.
 mlir::FailureOr<GroupPlan> planLayerGroup(llvm::ArrayRef<mlir::Operation *> ops,
                                           const chip::Target &target,
-                                          int64_t slices, int64_t chunk);
+                                          int64_t nSlices, int64_t slices,
+                                          int64_t chunk);
 
 /// Estimated cycles of `ops` run as the group `plan`: loads, compute and
 /// stores overlapping as the emitted code lets them (see LayerGroup.cpp).

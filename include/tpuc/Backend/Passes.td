@@ -16,7 +16,10 @@ def AssignAddress : Pass<"tpu-assign-address", "::mlir::ModuleOp"> {
     (tpu.Reshape) gets that operand's address and extends its lifetime.
     The members of a layer group (`tpu.Group`) are placed like other ops,
     a group result where the member value it yields is; the inputs and
-    stored results of a group sliced along H live through the whole group.
+    stored results of a group run as a loop (sliced along N or H, chunked
+    by rows) live through the whole group. Values a group keeps in local
+    memory (not yielded) get no DDR unless `layer-group=false`, for
+    `tpu-codegen{layer-group=false}`, which emits each member on its own.
 
     Every placed value's defining op gets `ddr.addr` (an absolute byte
     address); the module gets `tpu.weight_size`, `tpu.activation_addr` and
@@ -27,6 +30,9 @@ def AssignAddress : Pass<"tpu-assign-address", "::mlir::ModuleOp"> {
            "Target chip: a name in chips/ or a path to a description">,
     Option<"alignment", "alignment", "int64_t", "64",
            "Byte alignment of every tensor (at least the DDR burst is best)">,
+    Option<"layerGroup", "layer-group", "bool", "true",
+           "Values kept inside a tpu.Group get no DDR (false: place them, "
+           "to emit the members on their own)">,
   ];
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }
@@ -40,12 +46,13 @@ def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
     broadcasting binary ops on 4-D tensors; elementwise ops on tensors of
     lower rank in a rows view, chunked when too big) and whose inputs, weights,
     results and scratch fit the chip's local memory together, dead tensors'
-    space being reused: whole, or else as a loop over slices of rows (H)
-    with the halos the windows need (run this pass before
-    tpu-assign-address, which keeps a sliced group's inputs and results
-    apart). The ops of each group move into the region of a `tpu.Group`,
-    which yields the values used after the group (its results replace
-    them there) and records the plan chosen (`h_slices`, `row_chunk`);
+    space being reused: whole, or else as a loop over slices of the batch
+    (N, no halo) and/or of rows (H) with the halos the windows need (run
+    this pass before tpu-assign-address, which keeps a sliced group's
+    inputs and results apart). The ops of each group move into the region
+    of a `tpu.Group`, which yields the values used after the group (its
+    results replace them there) and records the plan chosen (`n_slices`,
+    `h_slices`, `row_chunk`);
     groups already in the input are dissolved first. tpu-codegen then loads each group input once (per slice), computes LMEM
     to LMEM and stores only the results used after the group or returned,
     so the other results are never in DDR (and cannot be dumped). The runs

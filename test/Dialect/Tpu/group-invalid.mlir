@@ -110,3 +110,36 @@ func.func @terminator(%arg0: tensor<1x4x8x8xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @n_slices_zero(%arg0: tensor<4x4x8x8xf32>) -> tensor<4x4x8x8xf32> {
+  // expected-error @+1 {{n_slices must be at least 1, got 0}}
+  %g = tpu.Group -> (tensor<4x4x8x8xf32>) attributes {n_slices = 0 : i64} {
+    %a = "tpu.Active"(%arg0) {mode = "abs"} : (tensor<4x4x8x8xf32>) -> tensor<4x4x8x8xf32>
+    tpu.Yield %a : tensor<4x4x8x8xf32>
+  }
+  return %g : tensor<4x4x8x8xf32>
+}
+
+// -----
+
+func.func @n_slices_batch(%arg0: tensor<4x4x8x8xf32>) -> tensor<4x4x8x8xf32> {
+  // expected-error @+1 {{result #0 of type 'tensor<4x4x8x8xf32>' has no batch that 3 slices along N divide}}
+  %g = tpu.Group -> (tensor<4x4x8x8xf32>) attributes {n_slices = 3 : i64} {
+    %a = "tpu.Active"(%arg0) {mode = "abs"} : (tensor<4x4x8x8xf32>) -> tensor<4x4x8x8xf32>
+    tpu.Yield %a : tensor<4x4x8x8xf32>
+  }
+  return %g : tensor<4x4x8x8xf32>
+}
+
+// -----
+
+func.func @n_slices_chunk(%arg0: tensor<4x32xf32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{cannot be sliced along N and chunked by rows}}
+  %g = tpu.Group -> (tensor<4x32xf32>) attributes {n_slices = 2 : i64, row_chunk = 1 : i64} {
+    %a = "tpu.Active"(%arg0) {mode = "abs"} : (tensor<4x32xf32>) -> tensor<4x32xf32>
+    tpu.Yield %a : tensor<4x32xf32>
+  }
+  return %g : tensor<4x32xf32>
+}

@@ -28,10 +28,12 @@ func.func @two_results(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 
 // -----
 
-// The default plan (whole tensors) is not printed; a rows-view chunk is.
+// The default plan (whole tensors) is not printed; a rows-view chunk and
+// slices along N are.
 // CHECK-LABEL: func.func @plans
 // CHECK: tpu.Group -> (tensor<64x32xf32>) {
 // CHECK: tpu.Group -> (tensor<64x32xf32>) attributes {row_chunk = 3 : i64} {
+// CHECK: tpu.Group -> (tensor<64x32xf32>) attributes {h_slices = 2 : i64, n_slices = 4 : i64} {
 func.func @plans(%arg0: tensor<64x32xf32>) -> tensor<64x32xf32> {
   %x = "top.Input"(%arg0) : (tensor<64x32xf32>) -> tensor<64x32xf32> loc("x")
   %g = tpu.Group -> (tensor<64x32xf32>) attributes {h_slices = 1 : i64, row_chunk = 0 : i64} {
@@ -44,5 +46,9 @@ func.func @plans(%arg0: tensor<64x32xf32>) -> tensor<64x32xf32> {
     %b = "tpu.Active"(%a) {mode = "exp"} : (tensor<64x32xf32>) -> tensor<64x32xf32> loc("d")
     tpu.Yield %b : tensor<64x32xf32>
   }
-  return %h : tensor<64x32xf32>
+  %n = tpu.Group -> (tensor<64x32xf32>) attributes {n_slices = 4 : i64, h_slices = 2 : i64} {
+    %a = "tpu.Active"(%h) {mode = "abs"} : (tensor<64x32xf32>) -> tensor<64x32xf32> loc("e")
+    tpu.Yield %a : tensor<64x32xf32>
+  }
+  return %n : tensor<64x32xf32>
 }

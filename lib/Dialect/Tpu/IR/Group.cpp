@@ -29,6 +29,9 @@ Value lookThroughGroup(Value v) {
 }
 
 LogicalResult GroupOp::verify() {
+  if (getNSlices() < 1)
+    return emitOpError() << "n_slices must be at least 1, got "
+                         << getNSlices();
   if (getHSlices() < 1)
     return emitOpError() << "h_slices must be at least 1, got "
                          << getHSlices();
@@ -37,6 +40,8 @@ LogicalResult GroupOp::verify() {
                          << getRowChunk();
   if (getHSlices() > 1 && getRowChunk() > 0)
     return emitOpError() << "cannot be sliced along H and chunked by rows";
+  if (getNSlices() > 1 && getRowChunk() > 0)
+    return emitOpError() << "cannot be sliced along N and chunked by rows";
   Block &body = getBody().front();
   auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
   if (!yield)
@@ -54,6 +59,13 @@ LogicalResult GroupOp::verify() {
     if (!def || def->getBlock() != &body)
       return emitOpError() << "yields value #" << i
                            << " not computed in the group";
+    // Each slice of the batch stores its share of every result.
+    auto shape = cast<ShapedType>(v.getType()).getShape();
+    if (getNSlices() > 1 &&
+        (shape.empty() || shape[0] % getNSlices() != 0))
+      return emitOpError() << "result #" << i << " of type " << v.getType()
+                           << " has no batch that " << getNSlices()
+                           << " slices along N divide";
   }
   if (body.without_terminator().empty())
     return emitOpError() << "has no ops";

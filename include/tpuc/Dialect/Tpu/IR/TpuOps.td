@@ -315,8 +315,10 @@ def Tpu_GroupOp : Tpu_Op<"Group", [SingleBlock, NoRegionArguments,
     decides: CodegenInterface::supportsLocal and the operand types); groups
     do not nest.
 
-    The plan: `h_slices` > 1 runs an NCHW group as a loop over that many
-    slices of rows (H), recomputing the halo rows the windows need;
+    The plan: `n_slices` > 1 runs an NCHW group as a loop over that many
+    equal slices of the batch (N), which need no halo; `h_slices` > 1 runs
+    it as a loop over that many slices of rows (H) (within each slice of
+    the batch), recomputing the halo rows the windows need;
     `row_chunk` > 0 runs a group in the rows view (elementwise ops on
     tensors that are not NCHW) as a loop over chunks of that many rows per
     lane. The default plan holds every tensor whole.
@@ -329,7 +331,8 @@ def Tpu_GroupOp : Tpu_Op<"Group", [SingleBlock, NoRegionArguments,
     }
     ```
   }];
-  let arguments = (ins DefaultValuedAttr<I64Attr, "1">:$h_slices,
+  let arguments = (ins DefaultValuedAttr<I64Attr, "1">:$n_slices,
+                       DefaultValuedAttr<I64Attr, "1">:$h_slices,
                        DefaultValuedAttr<I64Attr, "0">:$row_chunk);
   let results = (outs Variadic<Tpu_Tensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);
