@@ -642,6 +642,8 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
 
 LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   SmallVector<Operation *> ops = group.getMembers();
+  if (group.getMatmulEpilogue())
+    return emitMatMulEpilogue(ctx, ops);
   auto plan = planLayerGroup(ops, ctx.target(), group.getHSlices(),
                              group.getRowChunk());
   if (failed(plan))
