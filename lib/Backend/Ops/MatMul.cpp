@@ -184,14 +184,61 @@ struct MatMulModel
                       int64_t &) const {
     return false;
   }
+  /// A weight of many columns used by this op only loads in up to 8
+  /// equal parts of at least 128 columns, so the matmul of the first part
+  /// overlaps the others' loads.
+  unsigned localColumnParts(Operation *operation, unsigned index) const {
+    auto op = cast<tpu::MatMulOp>(operation);
+    auto b = getShape(op.getRight());
+    if (index != 1 || b.size() != 2 || !op.getRight().hasOneUse() ||
+        !op.getRight().getDefiningOp<top::WeightOp>())
+      return 1;
+    for (int64_t parts = std::min<int64_t>(8, b[1] / 128); parts > 1; --parts)
+      if (b[1] % parts == 0)
+        return unsigned(parts);
+    return 1;
+  }
   LogicalResult codegenLocal(Operation *operation, CodegenContext &ctx,
                              LocalOperands &t) const {
     auto op = cast<tpu::MatMulOp>(operation);
     Operand bias = t.operands[2].buf ? t.operands[2].lmem : Operand();
     bool quant = isQuantizedOp(op);
-    const Operand &out = quant ? t.temps[0].lmem : t.result.lmem;
-    t.emit(makeMatMul(out, t.operands[0].lmem, t.operands[1].lmem, bias,
-                      /*accumulate=*/false, op.getDoRelu()));
+    const LocalTensor &outT = quant ? t.temps[0] : t.result;
+    const Operand &out = outT.lmem;
+    const LocalTensor &right = t.operands[1];
+    if (right.partLoads.size() > 1) {
+      // One matmul per part of the weight's columns, each waiting only for
+      // its own part's load; every column sums all of K, as one would.
+      auto columns = [](Operand o, int64_t c0, int64_t w) {
+        o.addr += uint64_t(c0) * dtypeSize(o.dtype);
+        o.shape[3] = uint32_t(w);
+        return o;
+      };
+      const Operand &r = right.lmem;
+      const int64_t w = r.shape[3] / int64_t(right.partLoads.size());
+      const uint64_t partBytes =
+          ctx.lmemBytes({r.shape[0], r.shape[1], r.shape[2], w}, r.dtype);
+      LBuf part = *right.buf;
+      for (size_t p = 0; p < right.partLoads.size(); ++p) {
+        int64_t c0 = int64_t(p) * w;
+        part.gdma = right.partLoads[p];
+        SmallVector<LBuf *, 4> bufs{t.operands[0].buf, &part, outT.buf};
+        if (t.operands[2].buf)
+          bufs.push_back(t.operands[2].buf);
+        ctx.tiu(makeMatMul(columns(out, c0, w), t.operands[0].lmem,
+                           lmemTensor(r.addr + p * partBytes, r.shape[0],
+                                      r.shape[1], r.shape[2], uint32_t(w),
+                                      r.dtype),
+                           bias.space == Space::LMEM ? columns(bias, c0, w)
+                                                     : Operand(),
+                           /*accumulate=*/false, op.getDoRelu()),
+                bufs);
+      }
+      right.buf->tiu = std::max(right.buf->tiu, part.tiu);
+    } else {
+      t.emit(makeMatMul(out, t.operands[0].lmem, right.lmem, bias,
+                        /*accumulate=*/false, op.getDoRelu()));
+    }
     if (!quant)
       return success();
     auto m = ctx.intConstant(op.getQuant());
