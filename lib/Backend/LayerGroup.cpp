@@ -8,7 +8,11 @@
 // whole or in slices of rows). Runs of two or more ops become groups (a
 // single op gains nothing over its own tiled codegen): their ops move into
 // the region of a tpu.Group, which yields the values used after it and
-// records the plan chosen (slices along H, chunk of rows).
+// records the plan chosen (slices along H, chunk of rows). A run of a
+// MatMul and the elementwise ops on its result may instead become a matmul
+// epilogue group (isMatMulEpilogue), costed as the matmul's own tiled code
+// plus the epilogue's TIU work, which is how a matmul too big for a group
+// of whole tensors keeps its result out of DDR.
 //
 // Cost model. On its own an op streams its tiles, overlapping DDR traffic
 // with compute: max(TIU cycles, DDR bytes / bandwidth) plus the latency of
