@@ -89,8 +89,9 @@ struct AssignAddressPass
     for (Operation *op : order)
       index[op] = pos++;
     const int64_t forever = pos;
-    // A group run as a loop (sliced along N or H, or chunked by rows; the
-    // plan tpu-layer-group recorded) stores one slice's results before it
+    // A group run as a loop (sliced along N or H, chunked by rows, or a
+    // matmul storing its epilogue's tiles; the plan tpu-layer-group
+    // recorded) stores one slice's results before it
     // loads the next slice's inputs: its inputs are read and its stored
     // results written from its first op to its last, so the two keep apart.
     // A group of whole tensors loads all its inputs before any store, so
@@ -101,7 +102,8 @@ struct AssignAddressPass
       return g && span.count(g) ? g.getOperation() : nullptr;
     };
     for (auto g : body.getOps<tpu::GroupOp>())
-      if (g.getNSlices() > 1 || g.getHSlices() > 1 || g.getRowChunk() > 0)
+      if (g.getNSlices() > 1 || g.getHSlices() > 1 || g.getRowChunk() > 0 ||
+          g.getMatmulEpilogue())
         span[g] = {index[g.getMembers().front()],
                    index[g.getMembers().back()]};
     auto isYielded = [](Value v) {

@@ -702,6 +702,8 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
 
 LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   SmallVector<Operation *> ops = group.getMembers();
+  if (group.getMatmulEpilogue())
+    return emitMatMulEpilogue(ctx, ops);
   auto plan = planLayerGroup(ops, ctx.target(), group.getNSlices(),
                              group.getHSlices(), group.getRowChunk());
   if (failed(plan))
@@ -768,25 +770,58 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           chunk = plan->rows ? plan->chunk : 1;
   for (h0 = 0; h0 < rows; h0 += chunk) {
     hc = std::min(chunk, rows - h0);
-    // Loads in order of first use.
+    // Loads in order of first use; a weight its first user asks for in
+    // parts of its columns loads part by part (localColumnParts), after
+    // that op's other operands, so its first part is all the op waits for.
     std::vector<bool> loaded(pb.size(), false);
-    for (const auto &opnds : plan->operands)
-      for (int i : opnds)
-        if (i >= 0 && pb[i].kind != GroupPlan::Kind::Result && !loaded[i]) {
+    std::vector<SmallVector<uint32_t, 8>> partLoads(pb.size());
+    for (size_t k = 0; k < ops.size(); ++k) {
+      auto partsOf = [&](unsigned j, int i) -> unsigned {
+        return plan->rows || pb[i].kind != GroupPlan::Kind::Weight
+                   ? 1
+                   : cast<CodegenInterface>(ops[k]).localColumnParts(j);
+      };
+      for (bool inParts : {false, true})
+        for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
+          if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
+            continue;
+          unsigned parts = partsOf(j, i);
+          if ((parts > 1) != inParts)
+            continue;
           auto addr = ddrAddr(pb[i].value);
           if (!addr)
             return ctx.error() << "group operand has no DDR address";
           make(i);
           loaded[i] = true;
-          ctx.load(bufs[i], lmem(i), ddr(i, *addr));
+          Operand to = lmem(i), from = ddr(i, *addr);
+          if (parts <= 1) {
+            ctx.load(bufs[i], to, from);
+            continue;
+          }
+          // Part p is columns [p nc, (p + 1) nc) of the DDR tensor, held
+          // dense in LMEM after the parts before it (see LocalTensor).
+          int64_t w = to.shape[3], nc = w / parts;
+          uint64_t partBytes = ctx.lmemBytes(
+              {to.shape[0], to.shape[1], to.shape[2], nc}, to.dtype);
+          for (unsigned p = 0; p < parts; ++p) {
+            Operand t = lmemTensor(to.addr + p * partBytes, to.shape[0],
+                                   to.shape[1], to.shape[2], uint32_t(nc),
+                                   to.dtype),
+                    f = from;
+            f.addr += uint64_t(p * nc) * dtypeSize(f.dtype);
+            f.shape[3] = uint32_t(nc);
+            partLoads[i].push_back(ctx.load(bufs[i], t, f));
+          }
         }
+    }
 
     for (size_t k = 0; k < ops.size(); ++k) {
       LocalOperands lo;
       lo.ctx = &ctx;
       for (int i : plan->operands[k])
         lo.operands.push_back(i < 0 ? LocalTensor{}
-                                    : LocalTensor{lmem(i), &bufs[i]});
+                                    : LocalTensor{lmem(i), &bufs[i],
+                                                  partLoads[i]});
       int r = plan->results[k];
       make(r);
       lo.result = {lmem(r), &bufs[r]};

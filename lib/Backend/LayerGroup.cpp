@@ -8,7 +8,11 @@
 // whole or in slices of rows). Runs of two or more ops become groups (a
 // single op gains nothing over its own tiled codegen): their ops move into
 // the region of a tpu.Group, which yields the values used after it and
-// records the plan chosen (slices along N and H, chunk of rows).
+// records the plan chosen (slices along N and H, chunk of rows). A run of
+// a MatMul and the elementwise ops on its result may instead become a
+// matmul epilogue group (isMatMulEpilogue), costed as the matmul's own tiled
+// code plus the epilogue's TIU work, which is how a matmul too big for a
+// group of whole tensors keeps its result out of DDR.
 //
 // Cost model. On its own an op streams its tiles, overlapping DDR traffic
 // with compute: max(TIU cycles, DDR bytes / bandwidth) plus the latency of
@@ -185,6 +189,15 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
   return std::max(end, done[G - 1]);
 }
 
+/// Cycles of a matmul epilogue group: the matmul's own tiled code, plus
+/// the TIU work of the ops applied to its tiles (counted as not hidden).
+double epilogueCycles(ArrayRef<Operation *> ops, const Target &t) {
+  double c = soloCycles(ops[0], t);
+  for (Operation *op : ops.drop_front())
+    c += tiuCycles(op, t);
+  return c;
+}
+
 } // namespace
 
 double tpuc::backend::estimateGroupCycles(ArrayRef<Operation *> ops,
@@ -277,6 +290,13 @@ struct LayerGroupPass
     if (printPlan)
       for (auto g : func.getBody().front().getOps<tpu::GroupOp>()) {
         SmallVector<Operation *> ops = g.getMembers();
+        if (g.getMatmulEpilogue()) {
+          g.emitRemark() << "layer group plan: " << ops.size()
+                         << " ops, a matmul with the rest applied to each "
+                            "output tile\n  estimated "
+                         << int64_t(epilogueCycles(ops, target)) << " cycles";
+          continue;
+        }
         auto plan = planLayerGroup(ops, target, g.getNSlices(),
                                    g.getHSlices(), g.getRowChunk());
         std::string text;
@@ -304,7 +324,7 @@ struct LayerGroupPass
   /// after it. Ops in between that are not Tpu ops (weights) stay before
   /// it, so every value the members read is defined before the group.
   static void formGroup(ArrayRef<Operation *> ops, int64_t nSlices,
-                        int64_t slices, int64_t chunk) {
+                        int64_t slices, int64_t chunk, bool epilogue) {
     llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
     SmallVector<Value> yielded;
     SmallVector<Type> types;
@@ -318,7 +338,7 @@ struct LayerGroupPass
     }
     OpBuilder b(ops.back());
     auto group = b.create<tpu::GroupOp>(b.getFusedLoc(locs), types, nSlices,
-                                        slices, chunk);
+                                        slices, chunk, epilogue);
     Block *body = new Block();
     group.getBody().push_back(body);
     for (Operation *op : ops)
@@ -339,21 +359,42 @@ struct LayerGroupPass
     std::vector<size_t> from(m + 1, 0);
     std::vector<int64_t> nSlices(m + 1, 1), slices(m + 1, 1),
         chunks(m + 1, 0);
+    std::vector<bool> epilogue(m + 1, false);
     for (size_t j = 1; j <= m; ++j) {
       best[j] = best[j - 1] + soloCycles(chain[j - 1], target);
       from[j] = j - 1;
+      bool fits = true;
       for (size_t i = j - 1; i-- > 0;) {
         if (maxOps > 0 && int64_t(j - i) > maxOps)
           break;
         ArrayRef<Operation *> run = chain.slice(i, j - i);
+        // A matmul whose tiles take the ops after it as an epilogue.
+        if (isMatMulEpilogue(run)) {
+          double c = best[i] + epilogueCycles(run, target);
+          if (c < best[j])
+            best[j] = c, from[j] = i, slices[j] = 1, chunks[j] = 0,
+            epilogue[j] = true;
+        }
+        // Once a run does not fit, longer ones ending here do not either;
+        // only a matmul further back may still start an epilogue group.
+        if (!fits) {
+          if (isa<tpu::MatMulOp>(run[0]))
+            break;
+          continue;
+        }
         auto plan = planLayerGroup(run, target);
-        if (failed(plan))
-          break; // longer runs ending here do not fit either
+        if (failed(plan)) {
+          fits = false;
+          if (isa<tpu::MatMulOp>(run[0]))
+            break;
+          continue;
+        }
         double c = best[i] + estimateGroupCycles(run, *plan, target);
         if (c < best[j])
           best[j] = c, from[j] = i, nSlices[j] = plan->nSlices,
           slices[j] = plan->slices,
-          chunks[j] = plan->chunk < plan->rows ? plan->chunk : 0;
+          chunks[j] = plan->chunk < plan->rows ? plan->chunk : 0,
+          epilogue[j] = false;
       }
     }
     SmallVector<std::pair<size_t, size_t>> groups;
@@ -361,7 +402,8 @@ struct LayerGroupPass
       if (j - from[j] >= 2)
         groups.push_back({from[j], j});
     for (auto [i, j] : llvm::reverse(groups))
-      formGroup(chain.slice(i, j - i), nSlices[j], slices[j], chunks[j]);
+      formGroup(chain.slice(i, j - i), nSlices[j], slices[j], chunks[j],
+                epilogue[j]);
   }
 };
 

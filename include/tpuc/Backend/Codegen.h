@@ -191,6 +191,12 @@ private:
 struct LocalTensor {
   chip::Operand lmem;
   LBuf *buf = nullptr;
+  /// A weight loaded in parts of its columns (localColumnParts): the GDMA
+  /// instruction of each part, in column order. Empty: one load. Part p
+  /// (W / parts columns) is dense in `lmem`'s layout at lmem.addr + p
+  /// times its bytes per lane, so no instruction reading one part spans
+  /// another's bytes.
+  llvm::SmallVector<uint32_t, 8> partLoads;
 };
 
 /// What CodegenInterface::codegenLocal computes on: one entry per op operand

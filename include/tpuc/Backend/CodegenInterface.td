@@ -72,6 +72,14 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         Scratch tensors of the result's shape that codegenLocal needs.
       }], "unsigned", "localTemps", (ins), "", [{ return 0; }]>,
     InterfaceMethod<[{
+        In a group of whole tensors: how many equal parts of its columns
+        (W, a multiple of it) weight operand `index` is loaded in, each by
+        its own GDMA instruction into its own dense block, so codegenLocal
+        can start on the first part while the rest arrive
+        (LocalTensor::partLoads). 1: one load in the usual layout.
+      }], "unsigned", "localColumnParts", (ins "unsigned":$index), "",
+      [{ return 1; }]>,
+    InterfaceMethod<[{
         Element type of scratch tensor `index` (null: the result's), e.g.
         the INT32 accumulator of a quantized op.
       }], "::mlir::Type", "localTempType", (ins "unsigned":$index), "",

@@ -119,8 +119,11 @@ FailureOr<MacTypes> macTypes(CodegenContext &ctx, Value weight, Value bias) {
 
 void storeMacResult(CodegenContext &ctx, const MacTypes &types,
                     const MacEpilogue &ep, const Operand &dst, LBuf &accBuf,
-                    const Operand &acc, LBuf *qBuf, LBuf *tableBuf) {
+                    const Operand &acc, LBuf *qBuf, LBuf *tableBuf,
+                    function_ref<void(LBuf &, const Operand &)> beforeStore) {
   if (!types.quantized()) {
+    if (beforeStore)
+      beforeStore(accBuf, acc);
     ctx.store(dst, accBuf, acc);
     return;
   }
@@ -135,6 +138,8 @@ void storeMacResult(CodegenContext &ctx, const MacTypes &types,
     bufs.push_back(tableBuf);
   emitRequant([&](const Instruction &i) { return ctx.tiu(i, bufs); }, q, acc,
               ep.rq, tableBuf ? &table : nullptr);
+  if (beforeStore)
+    beforeStore(*qBuf, q);
   ctx.store(dst, *qBuf, q);
 }
 

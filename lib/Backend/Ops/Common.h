@@ -104,11 +104,13 @@ mlir::FailureOr<MacEpilogue> macEpilogue(CodegenContext &ctx, mlir::Value quant,
 /// Ends a MAC op's output tile: a quantized accumulator `acc` (in accBuf)
 /// is requantized into the INT8 tile qBuf (per channel by the table in
 /// tableBuf, if any) and that is stored; otherwise `acc` itself is (the
-/// GDMA narrows an F32 accumulator to `dst`'s dtype).
-void storeMacResult(CodegenContext &ctx, const MacTypes &types,
-                    const MacEpilogue &ep, const chip::Operand &dst,
-                    LBuf &accBuf, const chip::Operand &acc, LBuf *qBuf,
-                    LBuf *tableBuf = nullptr);
+/// GDMA narrows an F32 accumulator to `dst`'s dtype). `beforeStore`, if
+/// set, computes in place on the tile stored (its buffer and view) first.
+void storeMacResult(
+    CodegenContext &ctx, const MacTypes &types, const MacEpilogue &ep,
+    const chip::Operand &dst, LBuf &accBuf, const chip::Operand &acc,
+    LBuf *qBuf, LBuf *tableBuf = nullptr,
+    llvm::function_ref<void(LBuf &, const chip::Operand &)> beforeStore = {});
 /// dst (INT32) = (src - zp) * m, exactly: the rescaled operand of INT8
 /// Add/Sub/Mul/AvgPool/Requant.
 void emitRescale(llvm::function_ref<uint32_t(const chip::Instruction &)> emit,

@@ -23,8 +23,16 @@
 // the N outputs spread over the lanes; the bias and relu follow as one
 // binary add (the bias varies along lanes, the matmul bias along N').
 //
+// A matmul epilogue group (tpu.Group with matmul_epilogue) runs its matmul
+// with this tiled code and applies the ops after it (an activation, a lookup
+// table: elementwise, in place) to each finished output tile in LMEM before
+// the store, so the matmul's own result never goes to DDR; their weights
+// (a table) load once before the tiles.
+//
 //===----------------------------------------------------------------------===//
 #include "Common.h"
+#include "tpuc/Backend/LayerGroup.h"
+#include <deque>
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -40,6 +48,69 @@ bool isRowTimesWeight(tpu::MatMulOp op) {
          op.getRight().hasOneUse() && !a.empty() &&
          numElements(a) == a.back();
 }
+
+/// The ops of a matmul epilogue group after its matmul, applied in place
+/// to each finished output tile (see the header), and the DDR address of
+/// the last one's result, which the tiles are stored to instead.
+struct TileEpilogue {
+  SmallVector<Operation *, 2> ops;
+  /// Per op: its operands after the first (weights, loaded once).
+  SmallVector<SmallVector<LocalTensor, 2>, 2> weights;
+  std::deque<LBuf> bufs;
+  uint64_t outAddr = 0;
+  bool broken = false;
+
+  /// Loads the ops' weights into LMEM; before the matmul sizes its tiles.
+  LogicalResult load(CodegenContext &ctx) {
+    for (Operation *op : ops) {
+      auto cg = cast<CodegenInterface>(op);
+      auto &w = weights.emplace_back();
+      for (unsigned i = 1; i < op->getNumOperands(); ++i) {
+        Value v = op->getOperand(i);
+        if (isNone(v)) {
+          w.push_back({});
+          continue;
+        }
+        SmallVector<int64_t, 4> shape = cg.localShape(i);
+        auto t = getTensor(ctx, v);
+        if (failed(t))
+          return failure();
+        if (shape.size() != 4 || numElements(shape) != t->numElements())
+          return ctx.error() << "epilogue operand #" << i << " of "
+                             << op->getName() << " has no local layout";
+        std::array<int64_t, 4> s4{shape[0], shape[1], shape[2], shape[3]};
+        auto buf = ctx.alloc(ctx.lmemBytes(s4, t->dtype));
+        if (!buf)
+          return ctx.error() << "epilogue operands do not fit local memory";
+        LBuf &b = bufs.emplace_back(*buf);
+        Operand lm = lmemTensor(b.addr, s4[0], s4[1], s4[2], s4[3], t->dtype);
+        ctx.load(b, lm,
+                 ddrTensor(t->addr, uint32_t(s4[0]), uint32_t(s4[1]),
+                           uint32_t(s4[2]), uint32_t(s4[3]), t->dtype));
+        w.push_back({lm, &b});
+      }
+    }
+    return success();
+  }
+
+  /// Runs the ops in place on `tile` of `buf`.
+  void apply(CodegenContext &ctx, LBuf &buf, const Operand &tile) {
+    for (auto [op, w] : llvm::zip(ops, weights)) {
+      LocalOperands lo;
+      lo.ctx = &ctx;
+      lo.operands.push_back({tile, &buf});
+      lo.operands.append(w.begin(), w.end());
+      lo.result = {tile, &buf};
+      if (failed(cast<CodegenInterface>(op).codegenLocal(ctx, lo)))
+        broken = true;
+    }
+  }
+};
+
+LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
+                         TileEpilogue *epilogue);
+
+using StoreHook = function_ref<void(LBuf &, const Operand &)>;
 
 struct MatMulModel
     : public CodegenInterface::ExternalModel<MatMulModel, tpu::MatMulOp> {
@@ -60,7 +131,9 @@ struct MatMulModel
     auto a = getShape(op->getOperand(0));
     return numElements(getShape(op->getResult(0))) * a.back();
   }
-  LogicalResult codegen(Operation *op, CodegenContext &ctx) const;
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    return emitMatMul(cast<tpu::MatMulOp>(op), ctx, nullptr);
+  }
 
   /// In a group (F32, F16 or BF16), operands and result are held whole in
   /// the matmul instruction's own layout, [batch, rows, 1, cols] (rows on lanes), so a
@@ -111,14 +184,61 @@ struct MatMulModel
                       int64_t &) const {
     return false;
   }
+  /// A weight of many columns used by this op only loads in up to 8
+  /// equal parts of at least 128 columns, so the matmul of the first part
+  /// overlaps the others' loads.
+  unsigned localColumnParts(Operation *operation, unsigned index) const {
+    auto op = cast<tpu::MatMulOp>(operation);
+    auto b = getShape(op.getRight());
+    if (index != 1 || b.size() != 2 || !op.getRight().hasOneUse() ||
+        !op.getRight().getDefiningOp<top::WeightOp>())
+      return 1;
+    for (int64_t parts = std::min<int64_t>(8, b[1] / 128); parts > 1; --parts)
+      if (b[1] % parts == 0)
+        return unsigned(parts);
+    return 1;
+  }
   LogicalResult codegenLocal(Operation *operation, CodegenContext &ctx,
                              LocalOperands &t) const {
     auto op = cast<tpu::MatMulOp>(operation);
     Operand bias = t.operands[2].buf ? t.operands[2].lmem : Operand();
     bool quant = isQuantizedOp(op);
-    const Operand &out = quant ? t.temps[0].lmem : t.result.lmem;
-    t.emit(makeMatMul(out, t.operands[0].lmem, t.operands[1].lmem, bias,
-                      /*accumulate=*/false, op.getDoRelu()));
+    const LocalTensor &outT = quant ? t.temps[0] : t.result;
+    const Operand &out = outT.lmem;
+    const LocalTensor &right = t.operands[1];
+    if (right.partLoads.size() > 1) {
+      // One matmul per part of the weight's columns, each waiting only for
+      // its own part's load; every column sums all of K, as one would.
+      auto columns = [](Operand o, int64_t c0, int64_t w) {
+        o.addr += uint64_t(c0) * dtypeSize(o.dtype);
+        o.shape[3] = uint32_t(w);
+        return o;
+      };
+      const Operand &r = right.lmem;
+      const int64_t w = r.shape[3] / int64_t(right.partLoads.size());
+      const uint64_t partBytes =
+          ctx.lmemBytes({r.shape[0], r.shape[1], r.shape[2], w}, r.dtype);
+      LBuf part = *right.buf;
+      for (size_t p = 0; p < right.partLoads.size(); ++p) {
+        int64_t c0 = int64_t(p) * w;
+        part.gdma = right.partLoads[p];
+        SmallVector<LBuf *, 4> bufs{t.operands[0].buf, &part, outT.buf};
+        if (t.operands[2].buf)
+          bufs.push_back(t.operands[2].buf);
+        ctx.tiu(makeMatMul(columns(out, c0, w), t.operands[0].lmem,
+                           lmemTensor(r.addr + p * partBytes, r.shape[0],
+                                      r.shape[1], r.shape[2], uint32_t(w),
+                                      r.dtype),
+                           bias.space == Space::LMEM ? columns(bias, c0, w)
+                                                     : Operand(),
+                           /*accumulate=*/false, op.getDoRelu()),
+                bufs);
+      }
+      right.buf->tiu = std::max(right.buf->tiu, part.tiu);
+    } else {
+      t.emit(makeMatMul(out, t.operands[0].lmem, right.lmem, bias,
+                        /*accumulate=*/false, op.getDoRelu()));
+    }
     if (!quant)
       return success();
     auto m = ctx.intConstant(op.getQuant());
@@ -305,7 +425,8 @@ LogicalResult outputStationary(tpu::MatMulOp op, CodegenContext &ctx,
                                const Tensor &out, bool hasBias,
                                uint64_t biasAddr, const MacTypes &ty,
                                const MacEpilogue &ep, int64_t M, int64_t K,
-                               int64_t N, const OsTiles &tiles) {
+                               int64_t N, const OsTiles &tiles,
+                               TileEpilogue *epilogue) {
   const int64_t ies = dtypeSize(ty.in), wes = dtypeSize(ty.weight),
                 bes = dtypeSize(ty.bias), oes = dtypeSize(ty.out);
   const int64_t mT = tiles.mT, kT = tiles.kT, nT = tiles.nT;
@@ -377,6 +498,10 @@ LogicalResult outputStationary(tpu::MatMulOp op, CodegenContext &ctx,
                pipe.acquire(kOut, lr ? s.m * nN + s.n : s.m).first,
                quant ? pipe.acquire(kQOut, int64_t(i)).first : nullptr};
   };
+  auto applyEpilogue = [&](LBuf &buf, const Operand &tile) {
+    epilogue->apply(ctx, buf, tile);
+  };
+  StoreHook hook = epilogue ? StoreHook(applyEpilogue) : StoreHook();
   loadStep(0);
   for (size_t i = 0; i < steps.size(); ++i) {
     if (i + 1 < steps.size())
@@ -403,14 +528,13 @@ LogicalResult outputStationary(tpu::MatMulOp op, CodegenContext &ctx,
     storeMacResult(ctx, ty, ep,
                    ddrOperand(out.addr + (s.m * mT * N + s.n * nT) * oes,
                               {1, m, 1, n}, {M * N, N, N, 1}, ty.out),
-                   *o, outL, qo);
+                   *o, outL, qo, nullptr, hook);
   }
-  return success();
+  return success(!epilogue || !epilogue->broken);
 }
 
-LogicalResult MatMulModel::codegen(Operation *operation,
-                                   CodegenContext &ctx) const {
-  auto op = cast<tpu::MatMulOp>(operation);
+LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
+                         TileEpilogue *epilogue) {
   auto types = macTypes(ctx, op.getRight(), op.getBias());
   if (failed(types))
     return failure();
@@ -445,6 +569,13 @@ LogicalResult MatMulModel::codegen(Operation *operation,
   int64_t B = numElements(batch);
   if (M * K * N == 0 || out->numElements() == 0)
     return success();
+  if (epilogue) {
+    if (isRowTimesWeight(op))
+      return ctx.error() << "a single row times a weight takes no epilogue";
+    if (failed(epilogue->load(ctx)))
+      return failure();
+    out->addr = epilogue->outAddr;
+  }
   if (isRowTimesWeight(op))
     return rowTimesWeight(op, ctx, *a, *b, *out, hasBias, biasAddr, ty, *ep);
 
@@ -537,7 +668,7 @@ LogicalResult MatMulModel::codegen(Operation *operation,
     }
     if (best)
       return outputStationary(op, ctx, *a, *b, *out, hasBias, biasAddr, ty,
-                              *ep, M, K, N, *best);
+                              *ep, M, K, N, *best, epilogue);
   }
   const int64_t nM = ceilDiv(M, mT), nN = ceilDiv(N, nT), nK = ceilDiv(K, kT);
   bool oneRight = B == 1 && nN == 1 && nK == 1;
@@ -598,6 +729,10 @@ LogicalResult MatMulModel::codegen(Operation *operation,
                quant ? pipe.acquire(kQOut, int64_t(i)).first : nullptr};
   };
 
+  auto applyEpilogue = [&](LBuf &buf, const Operand &tile) {
+    epilogue->apply(ctx, buf, tile);
+  };
+  StoreHook hook = epilogue ? StoreHook(applyEpilogue) : StoreHook();
   loadStep(0);
   for (size_t i = 0; i < steps.size(); ++i) {
     if (i + 1 < steps.size())
@@ -620,12 +755,54 @@ LogicalResult MatMulModel::codegen(Operation *operation,
     uint64_t addr = out->addr + (s.b * M * N + s.m * mT * N + s.n * nT) * oes;
     storeMacResult(ctx, ty, *ep,
                    ddrOperand(addr, {1, m, 1, n}, {M * N, N, N, 1}, ty.out), *o,
-                   outL, qo);
+                   outL, qo, nullptr, hook);
   }
-  return success();
+  return success(!epilogue || !epilogue->broken);
 }
 
 } // namespace
+
+bool isMatMulEpilogue(ArrayRef<Operation *> ops) {
+  auto mm = ops.empty() ? tpu::MatMulOp() : dyn_cast<tpu::MatMulOp>(ops[0]);
+  if (ops.size() < 2 || !mm || isRowTimesWeight(mm))
+    return false;
+  Type resultType = mm.getOutput().getType();
+  for (size_t k = 1; k < ops.size(); ++k) {
+    Operation *op = ops[k];
+    auto cg = dyn_cast<CodegenInterface>(op);
+    Value prev = ops[k - 1]->getResult(0);
+    // Elementwise in place on the tile: same shape and element type, no
+    // scratch, and every other operand a weight with a local layout.
+    if (!cg || !canJoinLayerGroup(op) || !cg.localElementwise() ||
+        cg.localTemps() != 0 || op->getOperand(0) != prev ||
+        !prev.hasOneUse() || getShape(op->getResult(0)) != getShape(prev) ||
+        chipDType(op->getResult(0).getType()) != chipDType(resultType))
+      return false;
+    for (unsigned i = 1; i < op->getNumOperands(); ++i) {
+      Value v = op->getOperand(i);
+      if (isNone(v))
+        continue;
+      SmallVector<int64_t, 4> shape = cg.localShape(i);
+      if (!v.getDefiningOp<top::WeightOp>() || shape.size() != 4 ||
+          numElements(shape) != numElements(getShape(v)))
+        return false;
+    }
+  }
+  return true;
+}
+
+LogicalResult emitMatMulEpilogue(CodegenContext &ctx,
+                                 ArrayRef<Operation *> ops) {
+  if (!isMatMulEpilogue(ops))
+    return ctx.error() << "does not start a matmul epilogue group";
+  auto out = ddrAddr(ops.back()->getResult(0));
+  if (!out)
+    return ops.back()->emitOpError() << "has no DDR address";
+  TileEpilogue epilogue;
+  epilogue.ops.assign(ops.begin() + 1, ops.end());
+  epilogue.outAddr = *out;
+  return emitMatMul(cast<tpu::MatMulOp>(ops[0]), ctx, &epilogue);
+}
 
 void attachMatMulModels(MLIRContext *ctx) {
   tpu::MatMulOp::attachInterface<MatMulModel>(*ctx);

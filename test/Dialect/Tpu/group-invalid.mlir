@@ -124,6 +124,18 @@ func.func @n_slices_zero(%arg0: tensor<4x4x8x8xf32>) -> tensor<4x4x8x8xf32> {
 
 // -----
 
+func.func @epilogue_no_matmul(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{a matmul epilogue group starts with a tpu.MatMul followed by at least one op}}
+  %g = tpu.Group -> (tensor<1x4x8x8xf32>) attributes {matmul_epilogue = true} {
+    %a = "tpu.Active"(%arg0) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    tpu.Yield %b : tensor<1x4x8x8xf32>
+  }
+  return %g : tensor<1x4x8x8xf32>
+}
+
+// -----
+
 func.func @n_slices_batch(%arg0: tensor<4x4x8x8xf32>) -> tensor<4x4x8x8xf32> {
   // expected-error @+1 {{result #0 of type 'tensor<4x4x8x8xf32>' has no batch that 3 slices along N divide}}
   %g = tpu.Group -> (tensor<4x4x8x8xf32>) attributes {n_slices = 3 : i64} {
@@ -135,6 +147,19 @@ func.func @n_slices_batch(%arg0: tensor<4x4x8x8xf32>) -> tensor<4x4x8x8xf32> {
 
 // -----
 
+func.func @epilogue_not_chain(%arg0: tensor<1x8x16xf32>, %arg1: tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  %none = "top.None"() : () -> none
+  %g = tpu.Group -> (tensor<1x8x16xf32>) attributes {matmul_epilogue = true} {
+    %m = "tpu.MatMul"(%arg0, %arg1, %none) : (tensor<1x8x16xf32>, tensor<16x16xf32>, none) -> tensor<1x8x16xf32>
+    // expected-error @+1 {{in a matmul epilogue group must be the only user of the previous member's result, as its first operand}}
+    %a = "tpu.Active"(%arg0) {mode = "gelu"} : (tensor<1x8x16xf32>) -> tensor<1x8x16xf32>
+    tpu.Yield %a : tensor<1x8x16xf32>
+  }
+  return %g : tensor<1x8x16xf32>
+}
+
+// -----
+
 func.func @n_slices_chunk(%arg0: tensor<4x32xf32>) -> tensor<4x32xf32> {
   // expected-error @+1 {{cannot be sliced along N and chunked by rows}}
   %g = tpu.Group -> (tensor<4x32xf32>) attributes {n_slices = 2 : i64, row_chunk = 1 : i64} {
@@ -142,4 +167,17 @@ func.func @n_slices_chunk(%arg0: tensor<4x32xf32>) -> tensor<4x32xf32> {
     tpu.Yield %a : tensor<4x32xf32>
   }
   return %g : tensor<4x32xf32>
+}
+
+// -----
+
+func.func @epilogue_sliced(%arg0: tensor<1x8x16xf32>, %arg1: tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  %none = "top.None"() : () -> none
+  // expected-error @+1 {{a matmul epilogue group is neither sliced nor chunked}}
+  %g = tpu.Group -> (tensor<1x8x16xf32>) attributes {matmul_epilogue = true, row_chunk = 2 : i64} {
+    %m = "tpu.MatMul"(%arg0, %arg1, %none) : (tensor<1x8x16xf32>, tensor<16x16xf32>, none) -> tensor<1x8x16xf32>
+    %a = "tpu.Active"(%m) {mode = "gelu"} : (tensor<1x8x16xf32>) -> tensor<1x8x16xf32>
+    tpu.Yield %a : tensor<1x8x16xf32>
+  }
+  return %g : tensor<1x8x16xf32>
 }

@@ -87,6 +87,29 @@ LogicalResult GroupOp::verify() {
         return op.emitOpError()
                << "is used outside its tpu.Group without being yielded";
   }
+  if (getMatmulEpilogue())
+    return verifyMatMulEpilogue();
+  return success();
+}
+
+/// A matmul epilogue group is a tpu.MatMul and a chain of ops, each reading
+/// the previous one's result (its only use) as its first operand.
+LogicalResult GroupOp::verifyMatMulEpilogue() {
+  if (getNSlices() > 1 || getHSlices() > 1 || getRowChunk() > 0)
+    return emitOpError() << "a matmul epilogue group is neither sliced nor "
+                            "chunked";
+  SmallVector<Operation *> ops = getMembers();
+  if (ops.size() < 2 || !isa<MatMulOp>(ops.front()))
+    return emitOpError() << "a matmul epilogue group starts with a tpu.MatMul "
+                            "followed by at least one op";
+  for (size_t k = 1; k < ops.size(); ++k) {
+    Value prev = ops[k - 1]->getResult(0);
+    if (ops[k]->getNumOperands() == 0 || ops[k]->getOperand(0) != prev ||
+        !prev.hasOneUse())
+      return ops[k]->emitOpError()
+             << "in a matmul epilogue group must be the only user of the "
+                "previous member's result, as its first operand";
+  }
   return success();
 }
 

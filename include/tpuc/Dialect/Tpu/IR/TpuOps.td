@@ -321,7 +321,12 @@ def Tpu_GroupOp : Tpu_Op<"Group", [SingleBlock, NoRegionArguments,
     the batch), recomputing the halo rows the windows need;
     `row_chunk` > 0 runs a group in the rows view (elementwise ops on
     tensors that are not NCHW) as a loop over chunks of that many rows per
-    lane. The default plan holds every tensor whole.
+    lane; `matmul_epilogue` runs a group whose first op is a tpu.MatMul
+    too big to hold whole, followed by a chain of elementwise ops on its
+    result (an activation, a lookup table), as the matmul's own tiled code
+    applying the chain to each output tile in local memory before its
+    store, so only the chain's last result reaches DDR. The default plan
+    holds every tensor whole.
 
     ```mlir
     %r = tpu.Group -> (tensor<1x16x64x129xf32>) attributes {h_slices = 4 : i64} {
@@ -333,7 +338,8 @@ def Tpu_GroupOp : Tpu_Op<"Group", [SingleBlock, NoRegionArguments,
   }];
   let arguments = (ins DefaultValuedAttr<I64Attr, "1">:$n_slices,
                        DefaultValuedAttr<I64Attr, "1">:$h_slices,
-                       DefaultValuedAttr<I64Attr, "0">:$row_chunk);
+                       DefaultValuedAttr<I64Attr, "0">:$row_chunk,
+                       DefaultValuedAttr<BoolAttr, "false">:$matmul_epilogue);
   let results = (outs Variadic<Tpu_Tensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
@@ -344,6 +350,8 @@ def Tpu_GroupOp : Tpu_Op<"Group", [SingleBlock, NoRegionArguments,
     ::llvm::SmallVector<::mlir::Operation *> getMembers();
     /// The body value returned as result `index`.
     ::mlir::Value getYielded(unsigned index);
+    /// The checks of a `matmul_epilogue` group's structure.
+    ::mlir::LogicalResult verifyMatMulEpilogue();
   }];
   let hasVerifier = 1;
 }

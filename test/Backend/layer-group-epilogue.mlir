@@ -1,0 +1,37 @@
+// RUN: tpuc-opt %s -split-input-file -tpu-layer-group="chip=tpu_edge" | FileCheck %s
+// RUN: tpuc-opt %s -split-input-file -tpu-layer-group="chip=tpu_edge print-plan=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAN
+
+// The FFN input projection of a BERT-base layer on the small chip: its
+// 768x3072 F32 weight does not fit local memory with the GELU, so the GELU
+// becomes the matmul's epilogue, applied to each output tile before its
+// store; the matmul's own result never reaches DDR.
+// CHECK-LABEL: func.func @ffn_gelu
+// CHECK: tpu.Group -> (tensor<1x128x3072xf32>) attributes {matmul_epilogue = true} {
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: tpu.Yield
+// PLAN: layer group plan: 2 ops, a matmul with the rest applied to each output tile
+// PLAN-NEXT: {{^}}  estimated {{[0-9]+}} cycles
+func.func @ffn_gelu(%arg0: tensor<1x128x768xf32>) -> tensor<1x128x3072xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x128x768xf32>) -> tensor<1x128x768xf32> loc("x")
+  %w = "top.Weight"() : () -> tensor<768x3072xf32> loc("w")
+  %b = "top.Weight"() : () -> tensor<3072xf32> loc("b")
+  %m = "tpu.MatMul"(%x, %w, %b) : (tensor<1x128x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>) -> tensor<1x128x3072xf32> loc("m")
+  %g = "tpu.Active"(%m) {mode = "gelu"} : (tensor<1x128x3072xf32>) -> tensor<1x128x3072xf32> loc("g")
+  return %g : tensor<1x128x3072xf32>
+}
+
+// -----
+
+// A matmul result used twice keeps its own store: no epilogue group.
+// CHECK-LABEL: func.func @two_users
+// CHECK-NOT: matmul_epilogue
+// CHECK: return
+func.func @two_users(%arg0: tensor<1x128x768xf32>) -> (tensor<1x128x3072xf32>, tensor<1x128x3072xf32>) {
+  %x = "top.Input"(%arg0) : (tensor<1x128x768xf32>) -> tensor<1x128x768xf32> loc("x")
+  %w = "top.Weight"() : () -> tensor<768x3072xf32> loc("w")
+  %none = "top.None"() : () -> none
+  %m = "tpu.MatMul"(%x, %w, %none) : (tensor<1x128x768xf32>, tensor<768x3072xf32>, none) -> tensor<1x128x3072xf32> loc("m")
+  %g = "tpu.Active"(%m) {mode = "gelu"} : (tensor<1x128x3072xf32>) -> tensor<1x128x3072xf32> loc("g")
+  return %m, %g : tensor<1x128x3072xf32>, tensor<1x128x3072xf32>
+}
