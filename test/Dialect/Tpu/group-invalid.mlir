@@ -2,13 +2,14 @@
 // The verifier of tpu.Group: members that can run in a group, results that
 // match what the body yields, no nesting, a valid plan.
 
-func.func @not_local(%arg0: tensor<4x8xf32>) -> tensor<32xf32> {
-  %g = tpu.Group -> (tensor<32xf32>) {
+// A transpose of rows and columns moves elements across lanes.
+func.func @not_local(%arg0: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  %g = tpu.Group -> (tensor<8x4xf32>) {
     // expected-error @+1 {{cannot run inside a layer group}}
-    %r = "tpu.Reshape"(%arg0) : (tensor<4x8xf32>) -> tensor<32xf32>
-    tpu.Yield %r : tensor<32xf32>
+    %r = "tpu.Permute"(%arg0) {order = [1, 0]} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    tpu.Yield %r : tensor<8x4xf32>
   }
-  return %g : tensor<32xf32>
+  return %g : tensor<8x4xf32>
 }
 
 // -----
