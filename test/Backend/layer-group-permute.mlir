@@ -1,13 +1,14 @@
 // RUN: tpuc-opt %s -tpu-layer-group="chip=tpu_edge" | FileCheck %s
 // RUN: tpuc-opt %s -tpu-layer-group="chip=tpu_pro" | FileCheck %s
+// RUN: tpuc-opt %s -tpu-layer-group="chip=tpu_edge print-plan=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAN
 
-// The multi-head split of an attention block. The reshapes and the
-// transposes of Q and V keep every token's row in its lane (rows on lanes
-// before and after), so they join the projections' and the attention's
-// groups as copies within lanes; the transpose of K puts the head dim on
-// the lanes and stays out, between the two groups.
+// The multi-head split of an attention block is one group. The reshapes
+// and the transposes of Q and V keep every token's row in its lane (rows on
+// lanes before and after): copies within lanes. The transpose of K puts the
+// head dim on the lanes, which only a load can do: the group stores K and
+// loads it back transposed.
 // CHECK-LABEL: func.func @heads
-// CHECK: %[[A:.*]]:3 = tpu.Group
+// CHECK: tpu.Group -> (tensor<1x12x64xf32>) {
 // CHECK-NEXT: "tpu.MatMul"
 // CHECK-NEXT: "tpu.Reshape"
 // CHECK-NEXT: "tpu.Permute"{{.*}}order = [0, 2, 1, 3]
@@ -16,9 +17,7 @@
 // CHECK-NEXT: "tpu.MatMul"
 // CHECK-NEXT: "tpu.Reshape"
 // CHECK-NEXT: "tpu.Permute"{{.*}}order = [0, 2, 1, 3]
-// CHECK-NEXT: tpu.Yield
-// CHECK: "tpu.Permute"(%[[A]]#1) <{order = [0, 2, 3, 1]}>
-// CHECK: tpu.Group
+// CHECK-NEXT: "tpu.Permute"{{.*}}order = [0, 2, 3, 1]
 // CHECK-NEXT: "tpu.MatMul"
 // CHECK-NEXT: "tpu.Softmax"
 // CHECK-NEXT: "tpu.MatMul"
@@ -26,6 +25,9 @@
 // CHECK-NEXT: "tpu.Reshape"
 // CHECK-NEXT: "tpu.MatMul"
 // CHECK-NEXT: tpu.Yield
+// PLAN: remark: {{.*}}layer group plan: 15 ops
+// PLAN: result 'kr' [1, 12, 1, 64] f32 at {{[0-9]+}} (256 bytes), ops 4-4, stored
+// PLAN: result 'kt' [4, 16, 1, 12] f32 at {{[0-9]+}} (192 bytes), ops 8-9
 func.func @heads(%arg0: tensor<1x12x64xf32>) -> tensor<1x12x64xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x12x64xf32>) -> tensor<1x12x64xf32> loc("x")
   %none = "top.None"() : () -> none

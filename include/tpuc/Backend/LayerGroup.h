@@ -58,6 +58,9 @@ struct GroupPlan {
   std::vector<llvm::SmallVector<int, 2>> temps;
   /// Per op: whether its result is used after the group or returned.
   std::vector<bool> stored;
+  /// Per op: whether the group loads its result (CodegenInterface::
+  /// localLoad) instead of computing it; its operands have no buffers.
+  std::vector<bool> loaded;
   /// Per-lane LMEM bytes of the group.
   uint64_t bytes = 0;
   /// Groups in the rows view ([1, C, rows, W], not NCHW) run as a loop over
@@ -77,6 +80,12 @@ struct GroupPlan {
 
 /// Whether `op` can be a member of a layer group at all.
 bool canJoinLayerGroup(mlir::Operation *op);
+
+/// Whether a layer group of `members` stores the result of member `op` to
+/// DDR: it is used after the group, or a member loads from it
+/// (CodegenInterface::localLoad of an op that cannot compute it in LMEM).
+bool isStoredInGroup(mlir::Operation *op,
+                     llvm::ArrayRef<mlir::Operation *> members);
 
 /// Places the tensors of `ops` (consecutive, each canJoinLayerGroup) in
 /// LMEM reusing dead tensors' space; failure when they do not fit.

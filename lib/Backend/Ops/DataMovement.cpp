@@ -47,8 +47,8 @@ SmallVector<int64_t, 4> heldLayout(Value v) {
 }
 
 /// The layout the users of `v` read it in inside a group (looking through
-/// Reshapes, which keep the bytes, and out of a group that yields it);
-/// empty when none asks for one.
+/// Reshapes, which keep the bytes, elementwise ops, which follow it, and
+/// out of a group that yields it); empty when none asks for one.
 SmallVector<int64_t, 4> wantedLayout(Value v) {
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
@@ -70,8 +70,14 @@ SmallVector<int64_t, 4> wantedLayout(Value v) {
       continue;
     if (auto l = cg.localShape(use.getOperandNumber()); !l.empty())
       return l;
-    if (cg.localElementwise())
-      continue; // follows the layout it finds
+    // An elementwise op follows the layout it finds: what its users read.
+    if (cg.localElementwise()) {
+      Value r = user->getResult(0);
+      if (numElements(getShape(r)) == numElements(getShape(v)))
+        if (auto l = wantedLayout(r); !l.empty())
+          return l;
+      continue;
+    }
     ArrayRef<int64_t> s = getShape(v);
     if (s.size() <= 4) {
       SmallVector<int64_t, 4> l(4 - s.size(), 1);
@@ -124,6 +130,91 @@ laneCopy(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
   return st;
 }
 
+/// Element strides (base, sN, sC, sH, sW) of the dense source of a result
+/// held in the 4-D layout `out`, where result element f (row-major) is
+/// source element srcFlat(f); nothing when they are not affine.
+std::optional<std::array<int64_t, 5>>
+affineSource(ArrayRef<int64_t> out,
+             llvm::function_ref<int64_t(int64_t)> srcFlat) {
+  if (out.size() != 4 || numElements(out) > kMaxLaneCopyElements)
+    return std::nullopt;
+  auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+    return srcFlat(((n * out[1] + c) * out[2] + h) * out[3] + w);
+  };
+  int64_t base = at(0, 0, 0, 0);
+  std::array<int64_t, 5> st{base, 0, 0, 0, 0};
+  for (int d = 0; d < 4; ++d)
+    if (out[d] > 1) {
+      std::array<int64_t, 4> i{0, 0, 0, 0};
+      i[d] = 1;
+      st[d + 1] = at(i[0], i[1], i[2], i[3]) - base;
+    }
+  for (int64_t n = 0; n < out[0]; ++n)
+    for (int64_t c = 0; c < out[1]; ++c)
+      for (int64_t h = 0; h < out[2]; ++h)
+        for (int64_t w = 0; w < out[3]; ++w)
+          if (at(n, c, h, w) !=
+              base + n * st[1] + c * st[2] + h * st[3] + w * st[4])
+            return std::nullopt;
+  return st;
+}
+
+/// Loads the strided DDR view `st` (see affineSource) of the tensor at
+/// `src` into the LMEM layout `dst`: as one GDMA move, or one move per
+/// index of the dim whose loop leaves the longest contiguous DDR runs,
+/// whichever the timing model finds faster (moves in flight overlap their
+/// DDR latency).
+LogicalResult loadStrided(CodegenContext &ctx, LBuf &buf, const Operand &dst,
+                          uint64_t src, const std::array<int64_t, 5> &st) {
+  const chip::Target &t = ctx.target();
+  const int64_t es = dtypeSize(dst.dtype);
+  auto moves = [&](int loop, auto &&emit) {
+    int64_t count = loop < 0 ? 1 : dst.shape[loop];
+    for (int64_t j = 0; j < count; ++j) {
+      Operand to = dst;
+      std::array<int64_t, 4> shape, strides;
+      for (int d = 0; d < 4; ++d)
+        shape[d] = dst.shape[d], strides[d] = st[d + 1];
+      int64_t off = st[0];
+      if (loop >= 0) {
+        shape[loop] = to.shape[loop] = 1;
+        off += j * st[loop + 1];
+        if (loop == 1) {
+          to.start_lane = uint16_t((dst.start_lane + j) % t.lanes);
+          to.addr += uint64_t((dst.start_lane + j) / t.lanes) * dst.stride[1] * es;
+        } else {
+          to.addr += uint64_t(j * dst.stride[loop] * es);
+        }
+      }
+      // Unit dims take the strides that let contiguous runs merge.
+      int64_t run = 1;
+      for (int d = 3; d >= 0; --d) {
+        if (shape[d] == 1)
+          strides[d] = run;
+        if (strides[d] != run)
+          break;
+        run *= shape[d];
+      }
+      emit(makeDmaMove(to, ddrOperand(src + uint64_t(off * es), shape,
+                                      strides, dst.dtype)));
+    }
+  };
+  int best = -1;
+  double bestCycles = 0;
+  for (int loop = -1; loop < 4; ++loop) {
+    if (loop >= 0 && dst.shape[loop] == 1)
+      continue;
+    double c = t.ddr_latency_cycles;
+    moves(loop, [&](const Instruction &i) {
+      c += double(instructionCycles(i, t)) - t.ddr_latency_cycles;
+    });
+    if (loop < 0 || c < bestCycles)
+      best = loop, bestCycles = c;
+  }
+  moves(best, [&](const Instruction &i) { ctx.load(buf, i.dst, i.src[0]); });
+  return success();
+}
+
 /// Emits the lane copy `st` (see laneCopy) as one TIU cast to the same type.
 LogicalResult emitLaneCopy(LocalOperands &t, const std::array<int64_t, 4> &st) {
   const Operand &in = t.operands[0].lmem, &out = t.result.lmem;
@@ -155,8 +246,10 @@ struct LaneMoveModel : public CodegenInterface::ExternalModel<Concrete, OpT> {
   bool supportsLocal(Operation *op) const {
     return chipDType(op->getOperand(0).getType()) ==
                chipDType(op->getResult(0).getType()) &&
-           localCopy(op).has_value();
+           (localCompute(op) ||
+            static_cast<const Concrete *>(this)->localLoad(op));
   }
+  bool localCompute(Operation *op) const { return localCopy(op).has_value(); }
   bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
                       int64_t &) const {
     return false;
@@ -257,6 +350,18 @@ struct PermuteModel : public LaneMoveModel<PermuteModel, tpu::PermuteOp> {
     if (s.size() == 4)
       return SmallVector<int64_t, 4>(s.begin(), s.end());
     return matrixView(s);
+  }
+  /// A transpose that moves elements across lanes is loaded from DDR.
+  bool localLoad(Operation *op) const {
+    return !localCompute(op) &&
+           affineSource(localResultShape(op), srcFlat(op)).has_value();
+  }
+  LogicalResult codegenLocalLoad(Operation *op, CodegenContext &ctx, LBuf &buf,
+                                 const Operand &dst, uint64_t src) const {
+    auto st = affineSource(localResultShape(op), srcFlat(op));
+    if (!st)
+      return failure();
+    return loadStrided(ctx, buf, dst, src, *st);
   }
   std::function<int64_t(int64_t)> srcFlat(Operation *op) const {
     auto in = getShape(op->getOperand(0)), out = getShape(op->getResult(0));
