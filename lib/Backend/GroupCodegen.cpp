@@ -74,6 +74,16 @@ bool canJoinLayerGroup(Operation *op) {
   return true;
 }
 
+bool inDdrBeforeGroup(Value v, ArrayRef<Operation *> members) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !llvm::is_contained(members, def))
+    return true;
+  auto cg = dyn_cast<CodegenInterface>(def);
+  int a = cg ? cg.aliasedOperand() : -1;
+  return a >= 0 && cg.aliasedByteOffset() == 0 &&
+         inDdrBeforeGroup(def->getOperand(a), members);
+}
+
 bool isStoredInGroup(Operation *op, ArrayRef<Operation *> members) {
   Value r = op->getResult(0);
   return r.use_empty() || llvm::any_of(r.getUses(), [&](OpOperand &use) {
@@ -82,7 +92,7 @@ bool isStoredInGroup(Operation *op, ArrayRef<Operation *> members) {
              return true;
            auto cg = cast<CodegenInterface>(u);
            return use.getOperandNumber() == 0 && cg.localLoad() &&
-                  !cg.localCompute();
+                  !cg.localCompute() && !inDdrBeforeGroup(r, members);
          });
 }
 
@@ -296,12 +306,13 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     // LMEM. An operand the group does not compute is loaded up front; one
     // it computes is stored first (a round trip through DDR).
     Value first = op->getNumOperands() ? op->getOperand(0) : Value();
+    bool outside = first && inDdrBeforeGroup(first, ops);
     bool loads = cg.localLoad() && first &&
                  !first.getDefiningOp<top::WeightOp>() &&
-                 (!cg.localCompute() || !byValue.count(first));
+                 (!cg.localCompute() || outside);
     if (!loads && !cg.localCompute())
       return failure();
-    bool bounce = loads && byValue.count(first);
+    bool bounce = loads && !outside;
     plan.loaded.push_back(loads);
     for (OpOperand &o : op->getOpOperands()) {
       Value v = o.get();
@@ -747,8 +758,7 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     };
     // Whether op k's loaded result comes from a member's stored one.
     auto bounces = [&](size_t k) {
-      Operation *def = ops[k]->getOperand(0).getDefiningOp();
-      return def && llvm::is_contained(ops, def);
+      return !inDdrBeforeGroup(ops[k]->getOperand(0), ops);
     };
     for (auto [k, opnds] : llvm::enumerate(plan->operands)) {
       if (plan->loaded[k] && !bounces(k) && failed(loadResult(k)))

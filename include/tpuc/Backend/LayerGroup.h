@@ -81,9 +81,15 @@ struct GroupPlan {
 /// Whether `op` can be a member of a layer group at all.
 bool canJoinLayerGroup(mlir::Operation *op);
 
+/// Whether the DDR buffer of `v` holds its data when a layer group of
+/// `members` starts: `v` is not computed by a member, or by one that only
+/// views (aliases) such a value's buffer, as a Reshape.
+bool inDdrBeforeGroup(mlir::Value v, llvm::ArrayRef<mlir::Operation *> members);
+
 /// Whether a layer group of `members` stores the result of member `op` to
 /// DDR: it is used after the group, or a member loads from it
-/// (CodegenInterface::localLoad of an op that cannot compute it in LMEM).
+/// (CodegenInterface::localLoad of an op that cannot compute it in LMEM)
+/// and it is not there already.
 bool isStoredInGroup(mlir::Operation *op,
                      llvm::ArrayRef<mlir::Operation *> members);
 

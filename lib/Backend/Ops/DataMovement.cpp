@@ -161,7 +161,7 @@ affineSource(ArrayRef<int64_t> out,
 
 /// Loads the strided DDR view `st` (see affineSource) of the tensor at
 /// `src` into the LMEM layout `dst`: as one GDMA move, or one move per
-/// index of the dim whose loop leaves the longest contiguous DDR runs,
+/// index of the dim (N, H or W) whose loop leaves the longest DDR runs,
 /// whichever the timing model finds faster (moves in flight overlap their
 /// DDR latency).
 LogicalResult loadStrided(CodegenContext &ctx, LBuf &buf, const Operand &dst,
@@ -179,12 +179,7 @@ LogicalResult loadStrided(CodegenContext &ctx, LBuf &buf, const Operand &dst,
       if (loop >= 0) {
         shape[loop] = to.shape[loop] = 1;
         off += j * st[loop + 1];
-        if (loop == 1) {
-          to.start_lane = uint16_t((dst.start_lane + j) % t.lanes);
-          to.addr += uint64_t((dst.start_lane + j) / t.lanes) * dst.stride[1] * es;
-        } else {
-          to.addr += uint64_t(j * dst.stride[loop] * es);
-        }
+        to.addr += uint64_t(j * dst.stride[loop] * es);
       }
       // Unit dims take the strides that let contiguous runs merge.
       int64_t run = 1;
@@ -201,8 +196,9 @@ LogicalResult loadStrided(CodegenContext &ctx, LBuf &buf, const Operand &dst,
   };
   int best = -1;
   double bestCycles = 0;
+  // Not along C: the moves keep the tensor's lane placement whole.
   for (int loop = -1; loop < 4; ++loop) {
-    if (loop >= 0 && dst.shape[loop] == 1)
+    if (loop == 1 || (loop >= 0 && dst.shape[loop] == 1))
       continue;
     double c = t.ddr_latency_cycles;
     moves(loop, [&](const Instruction &i) {
@@ -339,7 +335,21 @@ Operand packOperand(uint64_t addr, ArrayRef<int64_t> shape,
   return o;
 }
 
+/// Whether a Permute moves only dims of size 1, keeping the row-major order.
+bool keepsOrder(tpu::PermuteOp op) {
+  auto [shape, perm] = simplifyPermute(getShape(op.getInput()),
+                                       getI64s(op.getOrder()));
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != int64_t(i))
+      return false;
+  return true;
+}
+
 struct PermuteModel : public LaneMoveModel<PermuteModel, tpu::PermuteOp> {
+  /// One that keeps the order shares its operand's buffer, as a Reshape.
+  int aliasedOperand(Operation *op) const {
+    return keepsOrder(cast<tpu::PermuteOp>(op)) ? 0 : -1;
+  }
   /// Held as its users read it, else as a lane copy of its input can make
   /// it: NCHW for 4-D results, the matrix view for others.
   SmallVector<int64_t, 4> localResultShape(Operation *op) const {
@@ -385,6 +395,9 @@ struct PermuteModel : public LaneMoveModel<PermuteModel, tpu::PermuteOp> {
       return failure();
     auto &[in, out] = *io;
     auto order = getI64s(cast<tpu::PermuteOp>(op).getOrder());
+    // Aliased by tpu-assign-address: the bytes are already in place.
+    if (in.addr == out.addr && keepsOrder(cast<tpu::PermuteOp>(op)))
+      return success();
     if (out.numElements() > 0 && succeeded(viaLocal(ctx, in, out, order)))
       return success();
     auto inStrides = denseStrides(in.shape);
