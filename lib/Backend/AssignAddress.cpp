@@ -165,9 +165,13 @@ struct AssignAddressPass
         continue;
       if (op.getNumResults() != 1 || isNone(op.getResult(0)))
         continue;
-      // A value a layer group keeps in local memory never reaches DDR.
+      // A value a layer group keeps in local memory never reaches DDR; one
+      // it stores (yielded, or reloaded transposed) or views in place does.
       if (layerGroup && isa<tpu::GroupOp>(op.getParentOp()) &&
-          !isYielded(op.getResult(0)))
+          !isStoredInGroup(&op,
+                           cast<tpu::GroupOp>(op.getParentOp()).getMembers()) &&
+          !(isa<CodegenInterface>(op) &&
+            cast<CodegenInterface>(op).aliasedOperand() >= 0))
         continue;
       if (isa<top::WeightOp>(op)) {
         bool usedByTpu = llvm::any_of(op.getUsers(), [](Operation *u) {

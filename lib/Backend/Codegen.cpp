@@ -229,9 +229,7 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
         return failure();
       for (Operation *op : group) {
         ctx.macs += cast<CodegenInterface>(op).getMacs();
-        if (llvm::any_of(op->getResult(0).getUsers(), [&](Operation *u) {
-              return !llvm::is_contained(group, u);
-            }))
+        if (isStoredInGroup(op, group))
           name(op);
       }
       return success();

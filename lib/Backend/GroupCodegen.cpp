@@ -75,6 +75,28 @@ bool canJoinLayerGroup(Operation *op) {
   return true;
 }
 
+bool inDdrBeforeGroup(Value v, ArrayRef<Operation *> members) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !llvm::is_contained(members, def))
+    return true;
+  auto cg = dyn_cast<CodegenInterface>(def);
+  int a = cg ? cg.aliasedOperand() : -1;
+  return a >= 0 && cg.aliasedByteOffset() == 0 &&
+         inDdrBeforeGroup(def->getOperand(a), members);
+}
+
+bool isStoredInGroup(Operation *op, ArrayRef<Operation *> members) {
+  Value r = op->getResult(0);
+  return r.use_empty() || llvm::any_of(r.getUses(), [&](OpOperand &use) {
+           Operation *u = use.getOwner();
+           if (!llvm::is_contained(members, u))
+             return true;
+           auto cg = cast<CodegenInterface>(u);
+           return use.getOperandNumber() == 0 && cg.localLoad() &&
+                  !cg.localCompute() && !inDdrBeforeGroup(r, members);
+         });
+}
+
 static Rows hull(Rows a, Rows b) {
   if (!b.size())
     return a;
@@ -313,9 +335,21 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
                   numElements(resShape) != numElements(getShape(res))))
       return failure();
     SmallVector<int, 4> opnds;
+    // An op the group loads from its operand's DDR buffer reads nothing in
+    // LMEM. An operand the group does not compute is loaded up front; one
+    // it computes is stored first (a round trip through DDR).
+    Value first = op->getNumOperands() ? op->getOperand(0) : Value();
+    bool outside = first && inDdrBeforeGroup(first, ops);
+    bool loads = cg.localLoad() && first &&
+                 !first.getDefiningOp<top::WeightOp>() &&
+                 (!cg.localCompute() || outside);
+    if (!loads && !cg.localCompute())
+      return failure();
+    bool bounce = loads && !outside;
+    plan.loaded.push_back(loads);
     for (OpOperand &o : op->getOpOperands()) {
       Value v = o.get();
-      if (isNone(v)) {
+      if (isNone(v) || loads) {
         opnds.push_back(-1);
         continue;
       }
@@ -376,7 +410,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       rs = *rows;
     else
       llvm::copy(resShape, rs.begin());
-    int r = add(GroupPlan::Kind::Result, res, rs, t, k);
+    int r = add(GroupPlan::Kind::Result, res, rs, t, loads && !bounce ? 0 : k);
     byValue[res] = r;
     plan.results.push_back(r);
     SmallVector<int, 2> temps;
@@ -386,15 +420,14 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
                           tt ? chipDType(tt) : t, k));
     }
     plan.temps.push_back(temps);
-    plan.stored.push_back(llvm::any_of(res.getUsers(), [&](Operation *u) {
-      return !members.contains(u);
-    }));
+    plan.stored.push_back(isStoredInGroup(op, ops));
   }
-  if (nSlices > 1 &&
-      (rows || ownLayouts || failed(sliceBatch(plan, ops, nSlices))))
+  if (nSlices > 1 && (rows || ownLayouts || llvm::is_contained(plan.loaded, true) ||
+                      failed(sliceBatch(plan, ops, nSlices))))
     return failure();
   if (slices > 1 || nSlices > 1) {
-    if (rows || failed(sliceRows(plan, ops, members, slices)))
+    if (rows || llvm::is_contained(plan.loaded, true) ||
+        failed(sliceRows(plan, ops, members, slices)))
       return failure();
     for (GroupPlan::Buffer &b : plan.buffers)
       b.bytes = b.slots * bytesOf(b.shape, b.dtype);
@@ -770,12 +803,31 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           chunk = plan->rows ? plan->chunk : 1;
   for (h0 = 0; h0 < rows; h0 += chunk) {
     hc = std::min(chunk, rows - h0);
-    // Loads in order of first use; a weight its first user asks for in
-    // parts of its columns loads part by part (localColumnParts), after
-    // that op's other operands, so its first part is all the op waits for.
+    // Loads in order of first use; results the group loads (localLoad)
+    // in their op's place; a weight its first user asks for in parts of
+    // its columns loads part by part (localColumnParts), after that op's
+    // other operands, so its first part is all the op waits for.
     std::vector<bool> loaded(pb.size(), false);
     std::vector<SmallVector<uint32_t, 8>> partLoads(pb.size());
+    auto loadResult = [&](size_t k) -> LogicalResult {
+      int r = plan->results[k];
+      auto addr = ddrAddr(ops[k]->getOperand(0));
+      if (!addr)
+        return ctx.error() << "group operand has no DDR address";
+      make(r);
+      if (failed(cast<CodegenInterface>(ops[k]).codegenLocalLoad(
+              ctx, bufs[r], lmem(r), *addr)))
+        return ops[k]->emitOpError()
+               << "failed to generate its load in a layer group";
+      return success();
+    };
+    // Whether op k's loaded result comes from a member's stored one.
+    auto bounces = [&](size_t k) {
+      return !inDdrBeforeGroup(ops[k]->getOperand(0), ops);
+    };
     for (size_t k = 0; k < ops.size(); ++k) {
+      if (plan->loaded[k] && !bounces(k) && failed(loadResult(k)))
+        return failure();
       auto partsOf = [&](unsigned j, int i) -> unsigned {
         return plan->rows || pb[i].kind != GroupPlan::Kind::Weight
                    ? 1
@@ -823,13 +875,20 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
                                     : LocalTensor{lmem(i), &bufs[i],
                                                   partLoads[i]});
       int r = plan->results[k];
-      make(r);
-      lo.result = {lmem(r), &bufs[r]};
-      for (int i : plan->temps[k]) {
-        make(i);
-        lo.temps.push_back({lmem(i), &bufs[i]});
+      // After the store of the operand (the GDMA keeps DDR reads after
+      // the writes they depend on).
+      if (plan->loaded[k] && bounces(k) && failed(loadResult(k)))
+        return failure();
+      if (!plan->loaded[k]) {
+        make(r);
+        lo.result = {lmem(r), &bufs[r]};
+        for (int i : plan->temps[k]) {
+          make(i);
+          lo.temps.push_back({lmem(i), &bufs[i]});
+        }
       }
-      if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
+      if (!plan->loaded[k] &&
+          failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
         return ops[k]->emitOpError()
                << "failed to generate code in a layer group";
       if (!plan->stored[k])

@@ -62,15 +62,20 @@ uint64_t tensorBytes(Value v) {
 }
 
 /// TIU cycles of `op` on whole tensors: MACs (or result elements) over the
-/// lanes its channels occupy and the dtype's execution units.
-double tiuCycles(Operation *op, const Target &t) {
+/// lanes its channels occupy (in a group, those of the layout the group
+/// holds its result in) and the dtype's execution units.
+double tiuCycles(Operation *op, const Target &t, bool inGroup = false) {
   auto cg = cast<CodegenInterface>(op);
   Value res = op->getResult(0);
   auto shape = getShape(res);
   int64_t work = cg.getMacs();
   if (work == 0)
     work = numElements(shape);
-  int64_t c = shape.size() == 4 ? shape[1] : t.lanes;
+  // In a group, the channels of the layout it holds the result in.
+  SmallVector<int64_t, 4> local;
+  if (inGroup)
+    local = cg.localResultShape();
+  int64_t c = local.size() == 4 ? local[1] : shape.size() == 4 ? shape[1] : t.lanes;
   double lanes = double(c) / double((c + t.lanes - 1) / t.lanes);
   DType dt = chipDType(op->getOperand(0).getType());
   if (!isFloat(dt) && dt != DType::INT8)
@@ -84,8 +89,11 @@ double tiuCycles(Operation *op, const Target &t) {
 /// fails to hide.
 constexpr double kSoloOverlapLoss = 0.5;
 
-/// Cycles of `op` with its own tiled codegen.
+/// Cycles of `op` with its own tiled codegen (none for a view of its
+/// operand's buffer, as a Reshape).
 double soloCycles(Operation *op, const Target &t) {
+  if (cast<CodegenInterface>(op).aliasedOperand() >= 0)
+    return 0;
   uint64_t bytes = tensorBytes(op->getResult(0));
   for (Value v : op->getOperands())
     bytes += tensorBytes(v);
@@ -116,7 +124,13 @@ double groupCycles(ArrayRef<Operation *> ops, const Target &t) {
   }
   double end = 0;
   for (size_t k = 0; k < ops.size(); ++k) {
-    tiu = std::max(tiu, ready[k]) + tiuCycles(ops[k], t);
+    // A result loaded from a member's stored one waits for the round trip.
+    auto cg = cast<CodegenInterface>(ops[k]);
+    Value first = ops[k]->getNumOperands() ? ops[k]->getOperand(0) : Value();
+    if (cg.localLoad() && !cg.localCompute() && first &&
+        !inDdrBeforeGroup(first, ops))
+      tiu += 2 * (fixed + tensorBytes(first) / bw);
+    tiu = std::max(tiu, ready[k]) + tiuCycles(ops[k], t, true);
     Value res = ops[k]->getResult(0);
     if (llvm::any_of(res.getUsers(),
                      [&](Operation *u) { return !members.contains(u); }) ||
@@ -166,7 +180,8 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
       int r = plan.results[k];
       double frac = double(plan.held[s][r].size()) / double(pb[r].height);
       if (frac > 0)
-        tiu[s] += (tiuCycles(ops[k], t) - t.tiu_issue_cycles) * frac * part +
+        tiu[s] += (tiuCycles(ops[k], t, true) - t.tiu_issue_cycles) * frac *
+                      part +
                   t.tiu_issue_cycles;
       if (plan.stored[k] && plan.storedRows[s][k].size())
         store[s] += moveCycles(r, plan.storedRows[s][k].size());

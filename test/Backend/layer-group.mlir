@@ -71,8 +71,11 @@ func.func @too_big(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
 
 // -----
 
-// An op without local codegen (MatMul) or a tensor of another rank ends a
-// run; runs of one op are not groups.
+// An op that cannot run in a group ends a run: here a Reshape from NCHW
+// (channels on lanes) to rows (rows on lanes), which would move elements
+// across lanes. A Reshape that keeps the bytes of the matmul's rows joins
+// the matmul and the elementwise ops after it, which follow its layout;
+// runs of one op are not groups.
 // CHECK-LABEL: func.func @unsupported
 // CHECK: %[[G:.*]] = tpu.Group -> (tensor<1x4x8x8xf32>) {
 // CHECK-NEXT: "tpu.Active"
@@ -80,9 +83,9 @@ func.func @too_big(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
 // CHECK-NEXT: tpu.Yield
 // CHECK-NEXT: }
 // CHECK-NEXT: "tpu.Reshape"(%[[G]])
+// CHECK-NEXT: tpu.Group -> (tensor<1x4x8x8xf32>) {
 // CHECK-NEXT: "tpu.MatMul"
 // CHECK-NEXT: "tpu.Reshape"
-// CHECK-NEXT: tpu.Group -> (tensor<1x4x8x8xf32>) {
 // CHECK-NEXT: "tpu.Active"
 // CHECK-NEXT: "tpu.Active"
 // CHECK-NEXT: tpu.Yield
@@ -137,14 +140,13 @@ func.func @gelu_3d(%arg0: tensor<1x32x256xf32>) -> tensor<1x32x256xf32> {
 
 // -----
 
-// Groups of 3-D and 2-D elementwise ops are separate rows groups.
+// A Reshape between 3-D and 2-D elementwise ops keeps the bytes of the
+// matrix view they follow ([4, 8, 1, 16]): one group holds all five.
 // CHECK-LABEL: func.func @rows_shape_change
-// CHECK: %[[G:.*]] = tpu.Group -> (tensor<4x8x16xf32>) {
+// CHECK: tpu.Group -> (tensor<32x16xf32>) {
 // CHECK-NEXT: "tpu.Active"
 // CHECK-NEXT: "tpu.Active"
-// CHECK-NEXT: tpu.Yield
-// CHECK: "tpu.Reshape"(%[[G]])
-// CHECK-NEXT: tpu.Group -> (tensor<32x16xf32>) {
+// CHECK-NEXT: "tpu.Reshape"
 // CHECK-NEXT: "tpu.Active"
 // CHECK-NEXT: "tpu.Active"
 // CHECK-NEXT: tpu.Yield

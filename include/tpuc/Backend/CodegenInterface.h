@@ -7,9 +7,13 @@
 #include <vector>
 
 namespace tpuc {
+namespace chip {
+struct Operand;
+} // namespace chip
 namespace backend {
 class CodegenContext;
 struct LocalOperands;
+struct LBuf;
 /// CodegenInterface::localInputRows of elementwise ops: the same rows of an
 /// operand of the result's height, row 0 of one broadcast along H.
 bool elementwiseInputRows(mlir::Operation *op, unsigned operandIndex,

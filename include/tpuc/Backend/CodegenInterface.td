@@ -95,6 +95,26 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       [{ return ::tpuc::backend::elementwiseInputRows(
              $_op.getOperation(), operandIndex, lo, hi, inLo, inHi); }]>,
     InterfaceMethod<[{
+        Whether a group that does not compute the op's first operand
+        computes the op by loading its result straight from that operand's
+        DDR buffer (codegenLocalLoad), holding no copy of the operand: a
+        transpose whose elements change lanes, which no instruction does
+        in LMEM. supportsLocal() also holds for such ops.
+      }], "bool", "localLoad", (ins), "", [{ return false; }]>,
+    InterfaceMethod<[{
+        Whether codegenLocal computes the op from an operand held in the
+        group (false: only localLoad can).
+      }], "bool", "localCompute", (ins), "", [{ return true; }]>,
+    InterfaceMethod<[{
+        Emits the GDMA moves loading the result, in its local layout
+        `dst` (in buffer `buf`), from the first operand's DDR buffer at
+        `src`. Only called when localLoad() holds.
+      }], "::mlir::LogicalResult", "codegenLocalLoad",
+      (ins "::tpuc::backend::CodegenContext &":$ctx,
+           "::tpuc::backend::LBuf &":$buf,
+           "const ::tpuc::chip::Operand &":$dst, "uint64_t":$src), "",
+      [{ return ::mlir::failure(); }]>,
+    InterfaceMethod<[{
         Emits the TIU instructions computing the result in LMEM from
         LMEM-resident operands (see LocalOperands). Only called when
         supportsLocal() holds.

@@ -59,6 +59,9 @@ struct GroupPlan {
   std::vector<llvm::SmallVector<int, 2>> temps;
   /// Per op: whether its result is used after the group or returned.
   std::vector<bool> stored;
+  /// Per op: whether the group loads its result (CodegenInterface::
+  /// localLoad) instead of computing it; its operands have no buffers.
+  std::vector<bool> loaded;
   /// Per-lane LMEM bytes of the group.
   uint64_t bytes = 0;
   /// Groups in the rows view ([1, C, rows, W], not NCHW) run as a loop over
@@ -85,6 +88,18 @@ struct GroupPlan {
 
 /// Whether `op` can be a member of a layer group at all.
 bool canJoinLayerGroup(mlir::Operation *op);
+
+/// Whether the DDR buffer of `v` holds its data when a layer group of
+/// `members` starts: `v` is not computed by a member, or by one that only
+/// views (aliases) such a value's buffer, as a Reshape.
+bool inDdrBeforeGroup(mlir::Value v, llvm::ArrayRef<mlir::Operation *> members);
+
+/// Whether a layer group of `members` stores the result of member `op` to
+/// DDR: it is used after the group, or a member loads from it
+/// (CodegenInterface::localLoad of an op that cannot compute it in LMEM)
+/// and it is not there already.
+bool isStoredInGroup(mlir::Operation *op,
+                     llvm::ArrayRef<mlir::Operation *> members);
 
 /// Places the tensors of `ops` (consecutive, each canJoinLayerGroup) in
 /// LMEM reusing dead tensors' space; failure when they do not fit.

@@ -13,8 +13,12 @@ FailureOr<Tensor> getTensor(CodegenContext &ctx, Value v) {
   auto addr = ddrAddr(v);
   if (!addr)
     return ctx.error() << "operand has no DDR address (run tpu-assign-address)";
+  return tensorAt(v, *addr);
+}
+
+Tensor tensorAt(Value v, uint64_t addr) {
   Tensor t;
-  t.addr = *addr;
+  t.addr = addr;
   auto s = getShape(v);
   t.shape.assign(s.begin(), s.end());
   t.dtype = chipDType(v.getType());

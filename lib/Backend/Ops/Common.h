@@ -25,6 +25,9 @@ struct Tensor {
 /// The tensor behind `v`, or an op error when it is not placed in DDR or
 /// its element type is not `want` (the op's compute dtype).
 mlir::FailureOr<Tensor> getTensor(CodegenContext &ctx, mlir::Value v);
+/// `v`'s shape and dtype at DDR address `addr` (a value a layer group keeps
+/// in local memory has no address of its own).
+Tensor tensorAt(mlir::Value v, uint64_t addr);
 
 /// Fails unless every tensor operand and the result share one float dtype;
 /// returns it. `skip` lists operand indices exempt from the check (indices).

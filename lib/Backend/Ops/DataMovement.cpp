@@ -28,9 +28,246 @@ FailureOr<std::pair<Tensor, Tensor>> inOut(CodegenContext &ctx,
   return std::make_pair(*in, *out);
 }
 
-struct ReshapeModel
-    : public CodegenInterface::ExternalModel<ReshapeModel, tpu::ReshapeOp> {
+/// Layer groups hold a Reshape's or Permute's tensors in the layouts their
+/// neighbours compute in, and move elements within their lanes only (a
+/// lane-to-lane transpose needs a DDR round trip, so such an op stays out).
+/// The layout a group holds `v` in as its producer's result: the
+/// producer's own, else NCHW for 4-D tensors and the matrix view for others.
+SmallVector<int64_t, 4> heldLayout(Value v) {
+  SmallVector<int64_t, 4> l;
+  if (Operation *def = v.getDefiningOp())
+    if (auto cg = dyn_cast<CodegenInterface>(def))
+      l = cg.localResultShape();
+  if (!l.empty())
+    return l;
+  ArrayRef<int64_t> s = getShape(v);
+  if (s.size() == 4)
+    return SmallVector<int64_t, 4>(s.begin(), s.end());
+  return matrixView(s);
+}
+
+/// The layout the users of `v` read it in inside a group (looking through
+/// Reshapes, which keep the bytes, elementwise ops, which follow it, and
+/// out of a group that yields it); empty when none asks for one.
+SmallVector<int64_t, 4> wantedLayout(Value v) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<tpu::YieldOp>(user)) {
+      Value r = user->getParentOp()->getResult(use.getOperandNumber());
+      if (auto l = wantedLayout(r); !l.empty())
+        return l;
+      continue;
+    }
+    auto cg = dyn_cast<CodegenInterface>(user);
+    if (!cg || isa<tpu::PermuteOp>(user))
+      continue;
+    if (isa<tpu::ReshapeOp>(user)) {
+      if (auto l = wantedLayout(user->getResult(0)); !l.empty())
+        return l;
+      continue;
+    }
+    if (!cg.supportsLocal())
+      continue;
+    if (auto l = cg.localShape(use.getOperandNumber()); !l.empty())
+      return l;
+    // An elementwise op follows the layout it finds: what its users read.
+    if (cg.localElementwise()) {
+      Value r = user->getResult(0);
+      if (numElements(getShape(r)) == numElements(getShape(v)))
+        if (auto l = wantedLayout(r); !l.empty())
+          return l;
+      continue;
+    }
+    ArrayRef<int64_t> s = getShape(v);
+    if (s.size() <= 4) {
+      SmallVector<int64_t, 4> l(4 - s.size(), 1);
+      l.append(s.begin(), s.end());
+      return l;
+    }
+  }
+  return {};
+}
+
+/// Elements beyond which a group does not search a lane copy.
+constexpr int64_t kMaxLaneCopyElements = int64_t(1) << 20;
+
+/// A copy within lanes from the 4-D layout `in` to `out`, where result
+/// element f (row-major) is source element srcFlat(f): every element keeps
+/// its channel (so its lane), and its offset within the lane is affine in
+/// the result's (n, h, w): base + n sN + h sH + w sW (in elements).
+/// Nothing when the elements change lanes or the offsets are not affine.
+std::optional<std::array<int64_t, 4>>
+laneCopy(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+         llvm::function_ref<int64_t(int64_t)> srcFlat) {
+  if (in.size() != 4 || out.size() != 4 || in[1] != out[1] ||
+      numElements(in) != numElements(out) ||
+      numElements(out) > kMaxLaneCopyElements)
+    return std::nullopt;
+  const int64_t N = out[0], C = out[1], H = out[2], W = out[3];
+  const int64_t iHW = in[2] * in[3];
+  // (channel, offset within the channel's block) of source element f.
+  auto src = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+    int64_t f = srcFlat(((n * C + c) * H + h) * W + w);
+    int64_t ci = f / iHW % C, ni = f / (iHW * C), r = f % iHW;
+    return std::make_pair(ci, ni * iHW + r);
+  };
+  int64_t base = src(0, 0, 0, 0).second;
+  std::array<int64_t, 4> st{base, 0, 0, 0};
+  if (N > 1)
+    st[1] = src(1, 0, 0, 0).second - base;
+  if (H > 1)
+    st[2] = src(0, 0, 1, 0).second - base;
+  if (W > 1)
+    st[3] = src(0, 0, 0, 1).second - base;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t w = 0; w < W; ++w) {
+          auto [ci, off] = src(n, c, h, w);
+          if (ci != c || off != base + n * st[1] + h * st[2] + w * st[3])
+            return std::nullopt;
+        }
+  return st;
+}
+
+/// Element strides (base, sN, sC, sH, sW) of the dense source of a result
+/// held in the 4-D layout `out`, where result element f (row-major) is
+/// source element srcFlat(f); nothing when they are not affine.
+std::optional<std::array<int64_t, 5>>
+affineSource(ArrayRef<int64_t> out,
+             llvm::function_ref<int64_t(int64_t)> srcFlat) {
+  if (out.size() != 4 || numElements(out) > kMaxLaneCopyElements)
+    return std::nullopt;
+  auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+    return srcFlat(((n * out[1] + c) * out[2] + h) * out[3] + w);
+  };
+  int64_t base = at(0, 0, 0, 0);
+  std::array<int64_t, 5> st{base, 0, 0, 0, 0};
+  for (int d = 0; d < 4; ++d)
+    if (out[d] > 1) {
+      std::array<int64_t, 4> i{0, 0, 0, 0};
+      i[d] = 1;
+      st[d + 1] = at(i[0], i[1], i[2], i[3]) - base;
+    }
+  for (int64_t n = 0; n < out[0]; ++n)
+    for (int64_t c = 0; c < out[1]; ++c)
+      for (int64_t h = 0; h < out[2]; ++h)
+        for (int64_t w = 0; w < out[3]; ++w)
+          if (at(n, c, h, w) !=
+              base + n * st[1] + c * st[2] + h * st[3] + w * st[4])
+            return std::nullopt;
+  return st;
+}
+
+/// Loads the strided DDR view `st` (see affineSource) of the tensor at
+/// `src` into the LMEM layout `dst`: as one GDMA move, or one move per
+/// index of the dim (N, H or W) whose loop leaves the longest DDR runs,
+/// whichever the timing model finds faster (moves in flight overlap their
+/// DDR latency).
+LogicalResult loadStrided(CodegenContext &ctx, LBuf &buf, const Operand &dst,
+                          uint64_t src, const std::array<int64_t, 5> &st) {
+  const chip::Target &t = ctx.target();
+  const int64_t es = dtypeSize(dst.dtype);
+  auto moves = [&](int loop, auto &&emit) {
+    int64_t count = loop < 0 ? 1 : dst.shape[loop];
+    for (int64_t j = 0; j < count; ++j) {
+      Operand to = dst;
+      std::array<int64_t, 4> shape, strides;
+      for (int d = 0; d < 4; ++d)
+        shape[d] = dst.shape[d], strides[d] = st[d + 1];
+      int64_t off = st[0];
+      if (loop >= 0) {
+        shape[loop] = to.shape[loop] = 1;
+        off += j * st[loop + 1];
+        to.addr += uint64_t(j * dst.stride[loop] * es);
+      }
+      // Unit dims take the strides that let contiguous runs merge.
+      int64_t run = 1;
+      for (int d = 3; d >= 0; --d) {
+        if (shape[d] == 1)
+          strides[d] = run;
+        if (strides[d] != run)
+          break;
+        run *= shape[d];
+      }
+      emit(makeDmaMove(to, ddrOperand(src + uint64_t(off * es), shape,
+                                      strides, dst.dtype)));
+    }
+  };
+  int best = -1;
+  double bestCycles = 0;
+  // Not along C: the moves keep the tensor's lane placement whole.
+  for (int loop = -1; loop < 4; ++loop) {
+    if (loop == 1 || (loop >= 0 && dst.shape[loop] == 1))
+      continue;
+    double c = t.ddr_latency_cycles;
+    moves(loop, [&](const Instruction &i) {
+      c += double(instructionCycles(i, t)) - t.ddr_latency_cycles;
+    });
+    if (loop < 0 || c < bestCycles)
+      best = loop, bestCycles = c;
+  }
+  moves(best, [&](const Instruction &i) { ctx.load(buf, i.dst, i.src[0]); });
+  return success();
+}
+
+/// Emits the lane copy `st` (see laneCopy) as one TIU cast to the same type.
+LogicalResult emitLaneCopy(LocalOperands &t, const std::array<int64_t, 4> &st) {
+  const Operand &in = t.operands[0].lmem, &out = t.result.lmem;
+  if (in.dtype != out.dtype)
+    return failure();
+  Operand src = out;
+  src.addr = in.addr + uint64_t(st[0]) * dtypeSize(in.dtype);
+  src.stride[0] = int32_t(st[1]);
+  src.stride[1] = in.stride[1];
+  src.stride[2] = int32_t(st[2]);
+  src.stride[3] = int32_t(st[3]);
+  t.emit(makeCast(out, src));
+  return success();
+}
+
+/// Group-interface methods Reshape and Permute share; `Concrete` provides
+/// localResultShape and srcFlat (result element to source element).
+template <typename Concrete, typename OpT>
+struct LaneMoveModel : public CodegenInterface::ExternalModel<Concrete, OpT> {
+  bool localQuantized(Operation *) const { return true; }
+  SmallVector<int64_t, 4> localShape(Operation *op, unsigned) const {
+    return heldLayout(op->getOperand(0));
+  }
+  std::optional<std::array<int64_t, 4>> localCopy(Operation *op) const {
+    auto self = static_cast<const Concrete *>(this);
+    auto fn = self->srcFlat(op);
+    return laneCopy(localShape(op, 0), self->localResultShape(op), fn);
+  }
+  bool supportsLocal(Operation *op) const {
+    return chipDType(op->getOperand(0).getType()) ==
+               chipDType(op->getResult(0).getType()) &&
+           (localCompute(op) ||
+            static_cast<const Concrete *>(this)->localLoad(op));
+  }
+  bool localCompute(Operation *op) const { return localCopy(op).has_value(); }
+  bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
+                      int64_t &) const {
+    return false;
+  }
+  LogicalResult codegenLocal(Operation *op, CodegenContext &,
+                             LocalOperands &t) const {
+    auto st = localCopy(op);
+    if (!st)
+      return failure();
+    return emitLaneCopy(t, *st);
+  }
+};
+
+struct ReshapeModel : public LaneMoveModel<ReshapeModel, tpu::ReshapeOp> {
   int aliasedOperand(Operation *) const { return 0; }
+  /// The bytes stay as they are: the result is held in its input's layout.
+  SmallVector<int64_t, 4> localResultShape(Operation *op) const {
+    return heldLayout(op->getOperand(0));
+  }
+  std::function<int64_t(int64_t)> srcFlat(Operation *) const {
+    return [](int64_t f) { return f; };
+  }
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
     auto io = inOut(ctx);
     if (failed(io))
@@ -98,14 +335,69 @@ Operand packOperand(uint64_t addr, ArrayRef<int64_t> shape,
   return o;
 }
 
-struct PermuteModel
-    : public CodegenInterface::ExternalModel<PermuteModel, tpu::PermuteOp> {
+/// Whether a Permute moves only dims of size 1, keeping the row-major order.
+bool keepsOrder(tpu::PermuteOp op) {
+  auto [shape, perm] = simplifyPermute(getShape(op.getInput()),
+                                       getI64s(op.getOrder()));
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != int64_t(i))
+      return false;
+  return true;
+}
+
+struct PermuteModel : public LaneMoveModel<PermuteModel, tpu::PermuteOp> {
+  /// One that keeps the order shares its operand's buffer, as a Reshape.
+  int aliasedOperand(Operation *op) const {
+    return keepsOrder(cast<tpu::PermuteOp>(op)) ? 0 : -1;
+  }
+  /// Held as its users read it, else as a lane copy of its input can make
+  /// it: NCHW for 4-D results, the matrix view for others.
+  SmallVector<int64_t, 4> localResultShape(Operation *op) const {
+    auto l = wantedLayout(op->getResult(0));
+    if (!l.empty())
+      return l;
+    ArrayRef<int64_t> s = getShape(op->getResult(0));
+    if (s.size() == 4)
+      return SmallVector<int64_t, 4>(s.begin(), s.end());
+    return matrixView(s);
+  }
+  /// A transpose that moves elements across lanes is loaded from DDR.
+  bool localLoad(Operation *op) const {
+    return !localCompute(op) &&
+           affineSource(localResultShape(op), srcFlat(op)).has_value();
+  }
+  LogicalResult codegenLocalLoad(Operation *op, CodegenContext &ctx, LBuf &buf,
+                                 const Operand &dst, uint64_t src) const {
+    auto st = affineSource(localResultShape(op), srcFlat(op));
+    if (!st)
+      return failure();
+    return loadStrided(ctx, buf, dst, src, *st);
+  }
+  std::function<int64_t(int64_t)> srcFlat(Operation *op) const {
+    auto in = getShape(op->getOperand(0)), out = getShape(op->getResult(0));
+    auto order = getI64s(cast<tpu::PermuteOp>(op).getOrder());
+    auto inStrides = denseStrides(in);
+    SmallVector<int64_t> shape(out.begin(), out.end()), strides;
+    for (int64_t d : order)
+      strides.push_back(inStrides[d]);
+    return [shape, strides](int64_t f) {
+      int64_t g = 0;
+      for (size_t i = shape.size(); i-- > 0;) {
+        g += f % shape[i] * strides[i];
+        f /= shape[i];
+      }
+      return g;
+    };
+  }
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
     auto io = inOut(ctx);
     if (failed(io))
       return failure();
     auto &[in, out] = *io;
     auto order = getI64s(cast<tpu::PermuteOp>(op).getOrder());
+    // Aliased by tpu-assign-address: the bytes are already in place.
+    if (in.addr == out.addr && keepsOrder(cast<tpu::PermuteOp>(op)))
+      return success();
     if (out.numElements() > 0 && succeeded(viaLocal(ctx, in, out, order)))
       return success();
     auto inStrides = denseStrides(in.shape);

@@ -544,8 +544,12 @@ LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
     return failure();
   if (ep->table) // the table's channels would be M's rows, not N's columns
     return ctx.error() << "INT8 matmul needs a per-tensor [1, 2] quant operand";
+  // With an epilogue the matmul's own result stays in local memory; its
+  // tiles are stored, transformed, where the epilogue's result lives.
   auto a = getTensor(ctx, op.getInput()), b = getTensor(ctx, op.getRight()),
-       out = getTensor(ctx, op.getOutput());
+       out = epilogue ? FailureOr<Tensor>(
+                            tensorAt(op.getOutput(), epilogue->outAddr))
+                      : getTensor(ctx, op.getOutput());
   if (failed(a) || failed(b) || failed(out))
     return failure();
   bool hasBias = !isNone(op.getBias());
@@ -574,7 +578,6 @@ LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
       return ctx.error() << "a single row times a weight takes no epilogue";
     if (failed(epilogue->load(ctx)))
       return failure();
-    out->addr = epilogue->outAddr;
   }
   if (isRowTimesWeight(op))
     return rowTimesWeight(op, ctx, *a, *b, *out, hasBias, biasAddr, ty, *ep);

@@ -2,13 +2,19 @@
 // The verifier of tpu.Group: members that can run in a group, results that
 // match what the body yields, no nesting, a valid plan.
 
-func.func @not_local(%arg0: tensor<4x8xf32>) -> tensor<32xf32> {
-  %g = tpu.Group -> (tensor<32xf32>) {
+// A transpose that moves elements across lanes (channels of the NCHW input
+// become batches) into the layout its user reads, which no strided load
+// can fill (the matmul's matrix view merges the two swapped dims).
+func.func @not_local(%arg0: tensor<2x3x4x5xf32>) -> tensor<3x2x4x5xf32> {
+  %none = "top.None"() : () -> none
+  %w = "top.Weight"() : () -> tensor<5x5xf32> loc("w")
+  %g = tpu.Group -> (tensor<3x2x4x5xf32>) {
     // expected-error @+1 {{cannot run inside a layer group}}
-    %r = "tpu.Reshape"(%arg0) : (tensor<4x8xf32>) -> tensor<32xf32>
-    tpu.Yield %r : tensor<32xf32>
+    %r = "tpu.Permute"(%arg0) {order = [1, 0, 2, 3]} : (tensor<2x3x4x5xf32>) -> tensor<3x2x4x5xf32>
+    %m = "tpu.MatMul"(%r, %w, %none) : (tensor<3x2x4x5xf32>, tensor<5x5xf32>, none) -> tensor<3x2x4x5xf32>
+    tpu.Yield %m : tensor<3x2x4x5xf32>
   }
-  return %g : tensor<32xf32>
+  return %g : tensor<3x2x4x5xf32>
 }
 
 // -----
