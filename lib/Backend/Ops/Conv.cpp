@@ -280,13 +280,16 @@ LogicalResult ConvModel::codegen(Operation *operation,
         double inBytes =
             double(N) * ceilDiv(OH, q.ohT) * rowsFor(q.ohT) * W * IC * ies;
         // DDR moves whole bursts: in the blob a tile's filter is one run of
-        // its channels' windows per input channel (wider tiles waste less
-        // of the last burst); an OIHW filter is one run per window.
-        double wBytes = 0;
-        for (const OcTile &t : tiles)
-          wBytes += operands->filterInBlob
-                        ? double(ICg) * burstBytes(t.oc * KH * KW * wes)
-                        : double(ICg * t.oc) * burstBytes(KH * KW * wes);
+        // its channels' windows per input channel, so wider tiles waste
+        // less of the last burst. (An OIHW filter computed at run time is
+        // one run per window whatever the tile: its dense size ranks the
+        // tiles alike.)
+        double wBytes = double(OC) * ICg * KH * KW * wes;
+        if (operands->filterInBlob) {
+          wBytes = 0;
+          for (const OcTile &t : tiles)
+            wBytes += double(ICg) * burstBytes(t.oc * KH * KW * wes);
+        }
         double ocOuter = wBytes + (G == 1 ? nOc : 1.0) * inBytes;
         double spOuter = inBytes + (tiles.size() == 1 ? 1.0 : nSp) * wBytes;
         if (split) // every (output channel, spatial) tile reloads its slices
