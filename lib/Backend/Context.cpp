@@ -299,10 +299,14 @@ std::optional<LBuf> CodegenContext::alloc(uint64_t bytesPerLane) {
   }
   // A buffer over the LMEM a held-back store reads waits for that store
   // only when first written (load, fillLocal, tiu flush then).
+  return part(start, bytesPerLane);
+}
+
+LBuf CodegenContext::part(uint64_t addr, uint64_t bytesPerLane) const {
   LBuf b;
-  b.addr = start;
+  b.addr = addr;
   b.bytes = bytesPerLane;
-  for (uint64_t g = start / kLmemAlign; g * kLmemAlign < start + bytesPerLane;
+  for (uint64_t g = addr / kLmemAlign; g * kLmemAlign < addr + bytesPerLane;
        ++g) {
     b.tiu = std::max(b.tiu, granTiu_[g]);
     b.gdma = std::max(b.gdma, granGdma_[g]);

@@ -602,11 +602,12 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
   auto addrOf = [&](int i, int q) {
     return base.addr + pb[i].offset + uint64_t(q) * slotBytes(i);
   };
-  // A buffer starts fenced on every earlier one it overlaps.
+  // A buffer starts fenced on the earlier ops' instructions touching its
+  // part of the group's space (not the whole of it: the first loads need
+  // not wait for the previous op's last compute elsewhere) and on every
+  // earlier buffer of the group it overlaps.
   auto make = [&](int i, int q) -> LBuf & {
-    LBuf b = base;
-    b.addr = addrOf(i, q);
-    b.bytes = slotBytes(i);
+    LBuf b = ctx.part(addrOf(i, q), slotBytes(i));
     for (size_t j = 0; j < pb.size(); ++j)
       for (int r = 0; r < pb[j].slots; ++r)
         if (made[j][r] && addrOf(int(j), r) < b.addr + b.bytes &&
@@ -751,12 +752,9 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   const auto &pb = plan->buffers;
   std::vector<LBuf> bufs(pb.size());
   std::vector<bool> made(pb.size(), false);
-  // A buffer starts fenced on the group's base and every earlier buffer of
-  // the group it overlaps.
+  // A buffer starts fenced as in emitSliced.
   auto make = [&](int i) {
-    LBuf b = *base;
-    b.addr = base->addr + pb[i].offset;
-    b.bytes = pb[i].bytes;
+    LBuf b = ctx.part(base->addr + pb[i].offset, pb[i].bytes);
     for (size_t j = 0; j < pb.size(); ++j)
       if (made[j] && pb[j].offset < pb[i].offset + pb[i].bytes &&
           pb[i].offset < pb[j].offset + pb[j].bytes) {

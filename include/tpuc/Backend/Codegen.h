@@ -111,6 +111,9 @@ public:
   std::optional<LBuf> allocApart(uint64_t bytesPerLane,
                                  llvm::ArrayRef<uint64_t> apart,
                                  uint64_t keepFree = 0);
+  /// The part [addr, addr + bytesPerLane) of an allocated buffer, fenced
+  /// only on the earlier ops' instructions that touched that part.
+  LBuf part(uint64_t addr, uint64_t bytesPerLane) const;
   uint64_t lmemFree() const;
   /// Where alloc(bytesPerLane) would start after an alloc(gap) (gap 0: none).
   uint64_t allocStart(uint64_t bytesPerLane, uint64_t gap = 0) const;

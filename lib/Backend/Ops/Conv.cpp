@@ -207,6 +207,10 @@ LogicalResult ConvModel::codegen(Operation *operation,
   SmallVector<int64_t> cands = ocTileCandidates(OC, L);
   const double bw = tg.ddr_bytes_per_cycle;
   const double dmaOverhead = tg.ddr_latency_cycles + tg.gdma_issue_cycles;
+  auto burstBytes = [&](int64_t run) {
+    int64_t burst = std::max<int64_t>(1, tg.ddr_burst_bytes);
+    return double(ceilDiv(run, burst) * burst);
+  };
   int64_t icT = ICg;
   for (;;) {
     const bool split = icT < ICg;
@@ -275,7 +279,17 @@ LogicalResult ConvModel::codegen(Operation *operation,
         double nOc = double(tiles.size());
         double inBytes =
             double(N) * ceilDiv(OH, q.ohT) * rowsFor(q.ohT) * W * IC * ies;
+        // DDR moves whole bursts: in the blob a tile's filter is one run of
+        // its channels' windows per input channel, so wider tiles waste
+        // less of the last burst. (An OIHW filter computed at run time is
+        // one run per window whatever the tile: its dense size ranks the
+        // tiles alike.)
         double wBytes = double(OC) * ICg * KH * KW * wes;
+        if (operands->filterInBlob) {
+          wBytes = 0;
+          for (const OcTile &t : tiles)
+            wBytes += double(ICg) * burstBytes(t.oc * KH * KW * wes);
+        }
         double ocOuter = wBytes + (G == 1 ? nOc : 1.0) * inBytes;
         double spOuter = inBytes + (tiles.size() == 1 ? 1.0 : nSp) * wBytes;
         if (split) // every (output channel, spatial) tile reloads its slices
