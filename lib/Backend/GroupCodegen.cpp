@@ -545,9 +545,12 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
   auto ddr = [&](int i, uint64_t addr, Rows rows) {
     const auto &sh = pb[i].shape;
     const int64_t h = pb[i].height, w = sh[3];
-    return ddrOperand(addr + uint64_t(rows.lo * w) * dtypeSize(pb[i].dtype),
-                      {sh[0], sh[1], rows.size(), w},
-                      {sh[1] * h * w, h * w, w, 1}, pb[i].dtype);
+    Operand o = ddrOperand(addr + uint64_t(rows.lo * w) * dtypeSize(pb[i].dtype),
+                           {sh[0], sh[1], rows.size(), w},
+                           {sh[1] * h * w, h * w, w, 1}, pb[i].dtype);
+    if (auto bs = ddrBlockStride(pb[i].value))
+      o = *withBlockStride(o, {sh[0], sh[1], h, w}, *bs);
+    return o;
   };
   auto heldRows = [&](int i, int64_t s) -> Rows {
     if (pb[i].kind == GroupPlan::Kind::Weight)
@@ -579,9 +582,11 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
   // DDR buffers must be apart (tpu-assign-address after tpu-layer-group).
   auto ddrRange = [&](int i) {
     Value v = pb[i].value;
-    uint64_t lo = ddrAddr(v).value_or(0);
-    return std::make_pair(lo, lo + uint64_t(numElements(getShape(v))) *
-                                       dtypeSize(pb[i].dtype));
+    uint64_t lo = ddrAddr(v).value_or(0), n = numElements(getShape(v));
+    // A tensor placed in strided blocks spans to the end of its last one.
+    if (auto bs = ddrBlockStride(v))
+      n = (n / bs->first - 1) * bs->second + bs->first;
+    return std::make_pair(lo, lo + n * dtypeSize(pb[i].dtype));
   };
   for (size_t k = 0; k < ops.size(); ++k) {
     if (!plan.stored[k])
@@ -651,6 +656,19 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   if (!base)
     return ctx.error() << "layer group needs " << plan->bytes
                        << " bytes per lane of local memory";
+  // tpu-assign-address places only NCHW results in strided blocks.
+  for (const auto &b : plan->buffers)
+    if (b.value && ddrBlockStride(b.value) &&
+        (b.chunked || getShape(b.value).size() != 4 ||
+         !withBlockStride(Operand{},
+                          {b.shape[0], b.shape[1],
+                           plan->slices > 1 ? b.height : b.shape[2], b.shape[3]},
+                          *ddrBlockStride(b.value)) ||
+         numElements(getShape(b.value)) !=
+             b.shape[0] * b.shape[1] *
+                 (plan->slices > 1 ? b.height : b.shape[2]) * b.shape[3]))
+      return ctx.error() << "a layer group result placed in strided DDR blocks "
+                            "is not stored in the NCHW layout";
   if (plan->slices > 1)
     return emitSliced(ctx, ops, *plan, *base);
   const auto &pb = plan->buffers;
@@ -686,9 +704,13 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   };
   auto ddr = [&](int i, uint64_t addr) {
     auto s = shapeOf(i);
-    if (!pb[i].chunked)
-      return ddrTensor(addr, uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]),
-                       uint32_t(s[3]), pb[i].dtype);
+    if (!pb[i].chunked) {
+      Operand o = ddrTensor(addr, uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]),
+                            uint32_t(s[3]), pb[i].dtype);
+      if (auto bs = ddrBlockStride(pb[i].value))
+        o = *withBlockStride(o, s, *bs);
+      return o;
+    }
     // A chunk is rows [h0, h0 + hc) of each lane's rows of the whole tensor.
     int64_t w = s[3], h = plan->rows;
     Operand o = ddrTensor(addr + uint64_t(h0 * w) * dtypeSize(pb[i].dtype),
