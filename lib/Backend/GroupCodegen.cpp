@@ -442,6 +442,21 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     }
     return success();
   };
+  // Where the space allows, a stored result of a whole-tensor group keeps
+  // its buffer to the group's end: a later op writing over it would wait
+  // for its store (the DDR latency) before it starts.
+  if (slices <= 1 && !rows) {
+    SmallVector<int64_t> ends;
+    for (GroupPlan::Buffer &b : plan.buffers)
+      ends.push_back(b.end);
+    for (int k = 0; k < n; ++k)
+      if (plan.stored[k])
+        plan.buffers[plan.results[k]].end = n - 1;
+    if (succeeded(place(true)))
+      return plan;
+    for (auto [b, e] : llvm::zip(plan.buffers, ends))
+      b.end = e;
+  }
   if (succeeded(place(true)))
     return plan;
   if (failed(place(false)))
@@ -449,27 +464,34 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
   return plan;
 }
 
+/// Filters of at least this many bytes load in runs of output channels in
+/// a whole-tensor group (fewer bytes: the run's DDR latency is not paid
+/// back), in at most this many runs.
+static constexpr int64_t kSplitFilterBytes = 32 * 1024;
+static constexpr int64_t kFilterRuns = 8;
+
 /// Most slices a sliced group is cut into.
 static constexpr int64_t kMaxSlices = 64;
 
 FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
                                     const Target &target) {
   auto whole = planChunk(ops, target, 0);
-  if (succeeded(whole))
-    return whole;
   bool ownLayouts = llvm::any_of(ops, [](Operation *op) {
     return !cast<CodegenInterface>(op).localResultShape().empty();
   });
   if (getShape(ops[0]->getResult(0)).size() == 4 &&
       !useRowsView(ops, ownLayouts)) {
     // Slices along H: the fewest rows a result has bounds their number;
-    // among the counts that fit, the one estimated fastest.
+    // among the counts that fit, the one estimated fastest, whole tensors
+    // included (slices overlap the first load and the last store with
+    // compute, at the cost of the halos).
     int64_t most = kMaxSlices;
     for (Operation *op : ops)
       if (getShape(op->getResult(0)).size() == 4)
         most = std::min(most, getShape(op->getResult(0))[2]);
-    FailureOr<GroupPlan> best = failure();
-    double bestCycles = 0;
+    FailureOr<GroupPlan> best = std::move(whole);
+    double bestCycles =
+        succeeded(best) ? estimateGroupCycles(ops, *best, target) : 0;
     for (int64_t s = 2; s <= most; ++s) {
       auto p = planChunk(ops, target, 0, s);
       if (failed(p))
@@ -480,6 +502,8 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
     }
     return best;
   }
+  if (succeeded(whole))
+    return whole;
   // Rows view: the most rows per lane that fit (bytes grow with rows).
   auto best = planChunk(ops, target, 1);
   if (failed(best))
@@ -723,6 +747,45 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     return o;
   };
 
+  // A dense float Conv whose filter is large and first used by it loads the
+  // filter in runs of output channels (whole lane slots), and computes each
+  // run once it is in: the TIU starts after the first run, not the whole
+  // filter. `split[k]`: the runs of op k, in channels; empty: not split.
+  std::vector<SmallVector<std::pair<int64_t, int64_t>, 8>> split(ops.size());
+  {
+    std::vector<bool> seen(pb.size(), false);
+    const int64_t L = ctx.lanes();
+    for (size_t k = 0; k < ops.size(); ++k) {
+      auto conv = dyn_cast<tpu::ConvOp>(ops[k]);
+      const auto &opnds = plan->operands[k];
+      int fi = opnds.size() > 1 ? opnds[1] : -1;
+      bool first = fi >= 0 && !seen[fi];
+      for (int i : opnds)
+        if (i >= 0)
+          seen[i] = true;
+      if (!conv || plan->rows || conv.getGroup() != 1 ||
+          !isFloat(chipDType(conv.getOutput().getType())) ||
+          !first || pb[fi].kind != GroupPlan::Kind::Weight ||
+          numElements(pb[fi].shape) * dtypeSize(pb[fi].dtype) < kSplitFilterBytes)
+        continue;
+      const int64_t oc = pb[fi].shape[1], slotsOc = (oc + L - 1) / L;
+      if (slotsOc < 2)
+        continue;
+      const int64_t runs = std::min<int64_t>(slotsOc, kFilterRuns);
+      const int64_t per = (slotsOc + runs - 1) / runs * L;
+      for (int64_t c = 0; c < oc; c += per)
+        split[k].push_back({c, std::min(per, oc - c)});
+    }
+  }
+  // Channels [c, c + n) of an LMEM tensor (c a multiple of the lanes).
+  auto channels = [&](Operand o, int64_t c, int64_t n) {
+    o.addr += uint64_t(c / ctx.lanes() * o.stride[1]) * dtypeSize(o.dtype);
+    o.shape[1] = uint32_t(n);
+    return o;
+  };
+  // Per split op, the LBuf of each run of its filter.
+  std::vector<SmallVector<LBuf, 8>> runBufs(ops.size());
+
   // Groups not in the rows view are one chunk. Each chunk reloads its
   // operands (broadcast ones are small) and fences on the previous one's
   // users of the same space.
@@ -730,18 +793,42 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           chunk = plan->rows ? plan->chunk : 1;
   for (h0 = 0; h0 < rows; h0 += chunk) {
     hc = std::min(chunk, rows - h0);
-    // Loads in order of first use.
+    // Loads in order of first use (a split filter after the rest of its
+    // Conv's operands, in runs).
     std::vector<bool> loaded(pb.size(), false);
-    for (const auto &opnds : plan->operands)
-      for (int i : opnds)
-        if (i >= 0 && pb[i].kind != GroupPlan::Kind::Result && !loaded[i]) {
-          auto addr = ddrAddr(pb[i].value);
-          if (!addr)
-            return ctx.error() << "group operand has no DDR address";
-          make(i);
-          loaded[i] = true;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      SmallVector<unsigned, 4> order;
+      for (unsigned j = 0; j < plan->operands[k].size(); ++j)
+        if (split[k].empty() || j != 1)
+          order.push_back(j);
+      if (!split[k].empty())
+        order.push_back(1);
+      for (unsigned at : order) {
+        int i = plan->operands[k][at];
+        if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
+          continue;
+        auto addr = ddrAddr(pb[i].value);
+        if (!addr)
+          return ctx.error() << "group operand has no DDR address";
+        make(i);
+        loaded[i] = true;
+        if (split[k].empty() || at != 1) {
           ctx.load(bufs[i], lmem(i), ddr(i, *addr));
+          continue;
         }
+        Operand whole = ddr(i, *addr);
+        for (auto [c, n] : split[k]) {
+          Operand d = whole;
+          d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
+          d.shape[1] = uint32_t(n);
+          LBuf run = bufs[i];
+          ctx.load(run, channels(lmem(i), c, n), d);
+          runBufs[k].push_back(run);
+        }
+        for (const LBuf &run : runBufs[k])
+          bufs[i].gdma = std::max(bufs[i].gdma, run.gdma);
+      }
+    }
 
     for (size_t k = 0; k < ops.size(); ++k) {
       LocalOperands lo;
@@ -756,7 +843,22 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
         make(i);
         lo.temps.push_back({lmem(i), &bufs[i]});
       }
-      if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
+      if (!split[k].empty() && !runBufs[k].empty()) {
+        // Each run of output channels waits only for its part of the filter.
+        const auto &opnds = plan->operands[k];
+        for (auto [j, cn] : llvm::enumerate(split[k])) {
+          auto [c, n] = cn;
+          LocalOperands part = lo;
+          part.operands[1] = {channels(lmem(opnds[1]), c, n), &runBufs[k][j]};
+          if (opnds.size() > 2 && opnds[2] >= 0)
+            part.operands[2].lmem = channels(part.operands[2].lmem, c, n);
+          part.result.lmem = channels(lo.result.lmem, c, n);
+          if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, part)))
+            return ops[k]->emitOpError()
+                   << "failed to generate code in a layer group";
+          bufs[opnds[1]].tiu = std::max(bufs[opnds[1]].tiu, runBufs[k][j].tiu);
+        }
+      } else if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
         return ops[k]->emitOpError()
                << "failed to generate code in a layer group";
       if (!plan->stored[k])
