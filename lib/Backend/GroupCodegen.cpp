@@ -470,6 +470,10 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
 static constexpr int64_t kSplitFilterBytes = 32 * 1024;
 static constexpr int64_t kFilterRuns = 8;
 
+/// A group whose whole tensors fit is sliced only when that is estimated to
+/// take at most this fraction of its whole-tensor cycles.
+static constexpr double kSliceGain = 0.85;
+
 /// Most slices a sliced group is cut into.
 static constexpr int64_t kMaxSlices = 64;
 
@@ -482,16 +486,18 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
   if (getShape(ops[0]->getResult(0)).size() == 4 &&
       !useRowsView(ops, ownLayouts)) {
     // Slices along H: the fewest rows a result has bounds their number;
-    // among the counts that fit, the one estimated fastest, whole tensors
-    // included (slices overlap the first load and the last store with
-    // compute, at the cost of the halos).
+    // among the counts that fit, the one estimated fastest. Whole tensors
+    // that fit are kept unless slices (which overlap the first load and the
+    // last store with compute, at the cost of halos and more requests) are
+    // estimated clearly faster.
     int64_t most = kMaxSlices;
     for (Operation *op : ops)
       if (getShape(op->getResult(0)).size() == 4)
         most = std::min(most, getShape(op->getResult(0))[2]);
     FailureOr<GroupPlan> best = std::move(whole);
-    double bestCycles =
-        succeeded(best) ? estimateGroupCycles(ops, *best, target) : 0;
+    double bestCycles = succeeded(best)
+                            ? kSliceGain * estimateGroupCycles(ops, *best, target)
+                            : 0;
     for (int64_t s = 2; s <= most; ++s) {
       auto p = planChunk(ops, target, 0, s);
       if (failed(p))
