@@ -229,7 +229,8 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       if (failed(emitLayerGroup(ctx, g)) || failed(ctx.endOp()))
         return failure();
       for (Operation *op : group) {
-        ctx.macs += cast<CodegenInterface>(op).getMacs();
+        if (!op->hasAttr(kRecomputedAttr))
+          ctx.macs += cast<CodegenInterface>(op).getMacs();
         if (llvm::any_of(op->getResult(0).getUsers(), [&](Operation *u) {
               return !llvm::is_contained(group, u);
             }))
@@ -248,7 +249,8 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       ctx.beginOp(&op);
       if (failed(cg.codegen(ctx)) || failed(ctx.endOp()))
         return failure();
-      ctx.macs += cg.getMacs();
+      if (!op.hasAttr(kRecomputedAttr))
+        ctx.macs += cg.getMacs();
       name(&op);
       return success();
     };

@@ -55,6 +55,9 @@ std::optional<uint64_t> ddrAddr(mlir::Value v);
 /// tensor's elements in runs of `block` (its H*W or C*H*W) `stride`
 /// elements apart instead of back to back. Only the group's stores write it.
 constexpr llvm::StringLiteral kBlockStrideAttr = "ddr.block_stride";
+/// Marks an op tpu-recompute-scaled-map copied: its MACs are not the
+/// model's (the roofline counts each computation once).
+constexpr llvm::StringLiteral kRecomputedAttr = "tpu.recomputed";
 /// The [block, stride] of `v`'s DDR placement, if it is not dense.
 std::optional<std::pair<int64_t, int64_t>> ddrBlockStride(mlir::Value v);
 /// `o` (a DDR view of rows of the 4-D `shape`, dense strides) with the
