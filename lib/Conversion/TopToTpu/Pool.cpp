@@ -1,6 +1,7 @@
 // Pooling: the chip pools in 2-D with floor rounding, so 1-D pools get a
 // height of 1, ceil_mode becomes extra end padding, and GlobalAvgPool becomes
-// an AvgPool over the plane's rows, then one over the column of row means.
+// an AvgPool over the plane (over its rows, then the column of row means,
+// unless the plane is small).
 #include "Common.h"
 #include "tpuc/Dialect/Tpu/IR/TpuUtils.h"
 
@@ -107,6 +108,9 @@ struct LowerPool : OpConversionPattern<TopPool> {
 
 struct LowerGlobalAvgPool : OpConversionPattern<top::GlobalAvgPoolOp> {
   using OpConversionPattern::OpConversionPattern;
+  /// Planes of more elements pool in two steps (see below); a small one
+  /// fits any group whole, and one window keeps its rounding of the mean.
+  static constexpr int64_t kSmallPlane = 8 * 8;
 
   LogicalResult
   matchAndRewrite(top::GlobalAvgPoolOp op, OpAdaptor adaptor,
@@ -135,7 +139,7 @@ struct LowerGlobalAvgPool : OpConversionPattern<top::GlobalAvgPoolOp> {
     // row pool joins a layer group sliced along H, so the map it reads never
     // goes back to DDR (squeeze-excitation blocks read it twice otherwise).
     // The row means keep the input's type: a mean stays in the input's range.
-    if (h > 1) {
+    if (h > 1 && h * w > kSmallPlane) {
       input = pool(helperLoc(op, "rows"), withShape(input, {in[0], in[1], h, 1}),
                    input, 1, w);
       w = 1;
