@@ -5,7 +5,8 @@
 // tensors aliasing it) lives from its definition to its last use, and a new
 // buffer takes the lowest aligned gap among the buffers still alive when it
 // is defined. Inputs and outputs live for the whole program. Operands of a
-// Concat along its outermost non-unit dim are placed inside its result.
+// Concat along its outermost non-unit dim are placed inside its result, and
+// so are layer-group results interleaved by a Concat, in strided blocks.
 // Values a layer group keeps in local memory get no DDR.
 //
 //===----------------------------------------------------------------------===//
@@ -238,6 +239,44 @@ struct AssignAddressPass
     // inputs and outputs keep their own.
     SmallVector<int> parent(buffers.size(), -1);
     SmallVector<uint64_t> inParent(buffers.size(), 0);
+    // [block, stride] in elements of a buffer placed in strided blocks.
+    DenseMap<unsigned, std::pair<int64_t, int64_t>> blocks;
+    // A Concat with dims before its axis (ShuffleNet's channel interleave,
+    // [N, m, g, H, W] on axis 2) takes each operand in blocks of
+    // `operand[axis] * inner` elements, `result[axis] * inner` apart. Only a
+    // layer group's stores can write such a layout, so an operand goes in
+    // place only when it is a group's NCHW result (or a view of one) that
+    // nothing but the Concat reads, and its blocks are whole planes or
+    // whole images.
+    auto stridable = [&](Operation *src, tpu::ConcatOp concat, int64_t block) {
+      Buffer &o = buffers[bufferOf[src]];
+      Operation *m = o.holders.front();
+      auto g = dyn_cast_or_null<tpu::GroupOp>(m->getParentOp());
+      if (!g || g.getRowChunk() != 0 || m->getNumResults() != 1)
+        return false;
+      auto ms = getShape(m->getResult(0));
+      if (ms.size() != 4 ||
+          (block != ms[2] * ms[3] && block != ms[1] * ms[2] * ms[3]))
+        return false;
+      auto readOnlyBy = [&](Value v) {
+        return llvm::all_of(v.getUsers(), [&](Operation *u) {
+          return u == concat.getOperation() || llvm::is_contained(o.holders, u);
+        });
+      };
+      for (Operation *h : o.holders) {
+        if (h != m) {
+          if (!readOnlyBy(h->getResult(0)))
+            return false;
+          continue;
+        }
+        for (OpOperand &use : m->getResult(0).getUses()) {
+          auto y = dyn_cast<tpu::YieldOp>(use.getOwner());
+          if (!y || !readOnlyBy(g->getResult(use.getOperandNumber())))
+            return false;
+        }
+      }
+      return true;
+    };
     for (Operation *op : order) {
       auto concat = dyn_cast<tpu::ConcatOp>(op);
       if (!concat || concat->getParentOp() != func.getOperation() ||
@@ -249,10 +288,10 @@ struct AssignAddressPass
       auto outType = cast<RankedTensorType>(concat.getType());
       ArrayRef<int64_t> shape = outType.getShape();
       int64_t axis = concat.getAxis();
-      if (numElements(shape.take_front(axis)) != 1)
-        continue;
+      const bool strided = numElements(shape.take_front(axis)) != 1;
       uint64_t es = chip::dtypeSize(chipDType(outType));
-      uint64_t rowBytes = numElements(shape.drop_front(axis + 1)) * es;
+      const int64_t inner = numElements(shape.drop_front(axis + 1));
+      uint64_t rowBytes = inner * es;
       uint64_t pos = 0;
       SmallVector<unsigned> taken;
       for (Value v : concat.getInputs()) {
@@ -264,11 +303,16 @@ struct AssignAddressPass
         unsigned ob = bufferOf[src];
         Buffer &o = buffers[ob];
         auto bytes = bytesOf(src);
+        const int64_t block =
+            cast<RankedTensorType>(v.getType()).getShape()[axis] * inner;
         if (ob == cb || parent[ob] >= 0 || o.start < 0 || o.end >= forever ||
             within(src) != 0 || !bytes || alignTo(*bytes, align) != o.bytes ||
-            offset % align || llvm::is_contained(taken, ob) ||
-            chipDType(v.getType()) != chipDType(outType))
+            (!strided && offset % align) || llvm::is_contained(taken, ob) ||
+            chipDType(v.getType()) != chipDType(outType) ||
+            (strided && !stridable(src, concat, block)))
           continue;
+        if (strided)
+          blocks[ob] = {block, shape[axis] * inner};
         taken.push_back(ob);
         parent[ob] = cb;
         inParent[ob] = offset;
@@ -319,9 +363,14 @@ struct AssignAddressPass
                            : offsetOf(parent[i]) + inParent[i];
     };
     for (unsigned i = 0; i < buffers.size(); ++i)
-      for (auto [op, off] : llvm::zip(buffers[i].holders, buffers[i].within))
+      for (auto [op, off] : llvm::zip(buffers[i].holders, buffers[i].within)) {
         op->setAttr(kAddrAttr,
                     IntegerAttr::get(i64, actAddr + offsetOf(i) + off));
+        if (auto it = blocks.find(i); it != blocks.end())
+          op->setAttr(kBlockStrideAttr,
+                      ArrayAttr::get(ctx, {IntegerAttr::get(i64, it->second.first),
+                                           IntegerAttr::get(i64, it->second.second)}));
+      }
     module->setAttr(kWeightSizeAttr, IntegerAttr::get(i64, weightRegion));
     module->setAttr(kActAddrAttr, IntegerAttr::get(i64, actAddr));
     module->setAttr(kActSizeAttr, IntegerAttr::get(i64, actSize));

@@ -207,7 +207,8 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
     CodegenContext ctx(bm.target, bm.plan.regions());
     auto name = [&](Operation *op) {
       std::string n = tpuc::getOpName(op);
-      if (n.empty() || !names.insert(n).second)
+      // A tensor in strided blocks is dumped as part of the Concat holding it.
+      if (n.empty() || op->hasAttr(kBlockStrideAttr) || !names.insert(n).second)
         return;
       chip::NamedTensor t;
       t.info = tensorInfo(n, op->getResult(0), *ddrAddr(op->getResult(0)));
@@ -228,7 +229,8 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       if (failed(emitLayerGroup(ctx, g)) || failed(ctx.endOp()))
         return failure();
       for (Operation *op : group) {
-        ctx.macs += cast<CodegenInterface>(op).getMacs();
+        if (!op->hasAttr(kRecomputedAttr))
+          ctx.macs += cast<CodegenInterface>(op).getMacs();
         if (isStoredInGroup(op, group))
           name(op);
       }
@@ -249,7 +251,8 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       ctx.beginOp(&op);
       if (failed(cg.codegen(ctx)) || failed(ctx.endOp()))
         return failure();
-      ctx.macs += cg.getMacs();
+      if (!op.hasAttr(kRecomputedAttr))
+        ctx.macs += cg.getMacs();
       name(&op);
       return success();
     };

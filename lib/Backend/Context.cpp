@@ -34,6 +34,31 @@ std::optional<uint64_t> ddrAddr(Value v) {
   return std::nullopt;
 }
 
+std::optional<std::pair<int64_t, int64_t>> ddrBlockStride(Value v) {
+  if (!v)
+    return std::nullopt;
+  Operation *def = tpu::lookThroughGroup(v).getDefiningOp();
+  auto a = def ? def->getAttrOfType<ArrayAttr>(kBlockStrideAttr) : nullptr;
+  if (!a || a.size() != 2)
+    return std::nullopt;
+  return std::make_pair(cast<IntegerAttr>(a[0]).getInt(),
+                        cast<IntegerAttr>(a[1]).getInt());
+}
+
+std::optional<Operand> withBlockStride(Operand o, std::array<int64_t, 4> shape,
+                                       std::pair<int64_t, int64_t> bs) {
+  auto [block, stride] = bs;
+  if (block == shape[2] * shape[3]) {
+    o.stride[1] = int32_t(stride);
+    o.stride[0] = int32_t(stride * shape[1]);
+  } else if (block == shape[1] * shape[2] * shape[3]) {
+    o.stride[0] = int32_t(stride);
+  } else {
+    return std::nullopt;
+  }
+  return o;
+}
+
 DType chipDType(Type type) {
   if (auto t = dyn_cast<ShapedType>(type))
     type = t.getElementType();

@@ -511,12 +511,37 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     }
     return success();
   };
+  // Where the space allows, a stored result of a whole-tensor group keeps
+  // its buffer to the group's end: a later op writing over it would wait
+  // for its store (the DDR latency) before it starts.
+  if (slices <= 1 && !rows) {
+    SmallVector<int64_t> ends;
+    for (GroupPlan::Buffer &b : plan.buffers)
+      ends.push_back(b.end);
+    for (int k = 0; k < n; ++k)
+      if (plan.stored[k])
+        plan.buffers[plan.results[k]].end = n - 1;
+    if (succeeded(place(true)))
+      return plan;
+    for (auto [b, e] : llvm::zip(plan.buffers, ends))
+      b.end = e;
+  }
   if (succeeded(place(true)))
     return plan;
   if (failed(place(false)))
     return failure();
   return plan;
 }
+
+/// Filters of at least this many bytes load in runs of output channels in
+/// a whole-tensor group (fewer bytes: the run's DDR latency is not paid
+/// back), in at most this many runs.
+static constexpr int64_t kSplitFilterBytes = 32 * 1024;
+static constexpr int64_t kFilterRuns = 8;
+
+/// A group whose whole tensors fit is sliced only when that is estimated to
+/// take at most this fraction of its whole-tensor cycles.
+static constexpr double kSliceGain = 0.85;
 
 /// Most slices a sliced group is cut into.
 static constexpr int64_t kMaxSlices = 64;
@@ -550,18 +575,22 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
     return succeeded(whole) ? whole : planRowChunks(ops, target);
   // Among the plans that fit, the one estimated fastest: whole tensors,
   // slices of the batch (no halo; they also pipeline a batch that fits
-  // whole), and, for a slice of the batch too big whole, slices of rows
-  // as well. The fewest rows a result has bounds the slices along H.
+  // whole), and slices of rows of the whole batch or, for a slice of the
+  // batch too big whole, of it. Plans without slices of rows are kept
+  // unless those (which overlap the first load and the last store with
+  // compute, at the cost of halos and more requests) are estimated
+  // clearly faster (kSliceGain). The fewest rows a result has bounds the
+  // slices along H.
   int64_t most = kMaxSlices;
   for (Operation *op : ops)
     if (getShape(op->getResult(0)).size() == 4)
       most = std::min(most, getShape(op->getResult(0))[2]);
   FailureOr<GroupPlan> best = failure();
   double bestCycles = 0;
-  auto consider = [&](FailureOr<GroupPlan> p) {
+  auto consider = [&](FailureOr<GroupPlan> p, double gain) {
     if (failed(p))
       return false;
-    double c = estimateGroupCycles(ops, *p, target);
+    double c = gain * estimateGroupCycles(ops, *p, target);
     if (failed(best) || c < bestCycles)
       best = std::move(p), bestCycles = c;
     return true;
@@ -569,15 +598,16 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
   for (int64_t n = 1; n <= first[0]; ++n) {
     if (first[0] % n)
       continue;
-    if (n == 1 ? consider(std::move(whole))
-               : consider(planChunk(ops, target, 0, 1, n)))
+    bool fits = n == 1 ? consider(std::move(whole), kSliceGain)
+                       : consider(planChunk(ops, target, 0, 1, n), kSliceGain);
+    if (fits && n != 1)
       continue;
     // Slices of rows within a part of the batch: tried for the whole batch
     // and single images only, which bounds the search.
     if (n != 1 && n != first[0])
       continue;
     for (int64_t s = 2; s <= most; ++s)
-      consider(planChunk(ops, target, 0, s, n));
+      consider(planChunk(ops, target, 0, s, n), 1.0);
   }
   return best;
 }
@@ -636,10 +666,13 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
   auto ddr = [&](int i, uint64_t addr, int64_t g, Rows rows) {
     const auto &sh = pb[i].shape;
     const int64_t h = pb[i].height, w = sh[3], n0 = g / S * sh[0];
-    return ddrOperand(addr + uint64_t((n0 * sh[1] * h + rows.lo) * w) *
-                                 dtypeSize(pb[i].dtype),
-                      {sh[0], sh[1], rows.size(), w},
-                      {sh[1] * h * w, h * w, w, 1}, pb[i].dtype);
+    Operand o = ddrOperand(addr + uint64_t(rows.lo * w) * dtypeSize(pb[i].dtype),
+                           {sh[0], sh[1], rows.size(), w},
+                           {sh[1] * h * w, h * w, w, 1}, pb[i].dtype);
+    if (auto bs = ddrBlockStride(pb[i].value))
+      o = *withBlockStride(o, {sh[0], sh[1], h, w}, *bs);
+    o.addr += uint64_t(n0 * o.stride[0]) * dtypeSize(pb[i].dtype);
+    return o;
   };
   auto heldRows = [&](int i, int64_t g) -> Rows {
     if (pb[i].kind == GroupPlan::Kind::Weight)
@@ -671,9 +704,11 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
   // DDR buffers must be apart (tpu-assign-address after tpu-layer-group).
   auto ddrRange = [&](int i) {
     Value v = pb[i].value;
-    uint64_t lo = ddrAddr(v).value_or(0);
-    return std::make_pair(lo, lo + uint64_t(numElements(getShape(v))) *
-                                       dtypeSize(pb[i].dtype));
+    uint64_t lo = ddrAddr(v).value_or(0), n = numElements(getShape(v));
+    // A tensor placed in strided blocks spans to the end of its last one.
+    if (auto bs = ddrBlockStride(v))
+      n = (n / bs->first - 1) * bs->second + bs->first;
+    return std::make_pair(lo, lo + n * dtypeSize(pb[i].dtype));
   };
   for (size_t k = 0; k < ops.size(); ++k) {
     if (!plan.stored[k])
@@ -747,6 +782,19 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   if (!base)
     return ctx.error() << "layer group needs " << plan->bytes
                        << " bytes per lane of local memory";
+  // tpu-assign-address places only NCHW results in strided blocks.
+  for (const auto &b : plan->buffers) {
+    if (!b.value || !ddrBlockStride(b.value))
+      continue;
+    auto v = getShape(b.value);
+    if (b.chunked || v.size() != 4 ||
+        !withBlockStride(Operand{}, {v[0], v[1], v[2], v[3]},
+                         *ddrBlockStride(b.value)) ||
+        b.shape[1] != v[1] || b.shape[3] != v[3] ||
+        (plan->slices > 1 ? b.height : b.shape[2]) != v[2])
+      return ctx.error() << "a layer group result placed in strided DDR blocks "
+                            "is not stored in the NCHW layout";
+  }
   if (plan->looped())
     return emitSliced(ctx, ops, *plan, *base);
   const auto &pb = plan->buffers;
@@ -779,9 +827,13 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   };
   auto ddr = [&](int i, uint64_t addr) {
     auto s = shapeOf(i);
-    if (!pb[i].chunked)
-      return ddrTensor(addr, uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]),
-                       uint32_t(s[3]), pb[i].dtype);
+    if (!pb[i].chunked) {
+      Operand o = ddrTensor(addr, uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]),
+                            uint32_t(s[3]), pb[i].dtype);
+      if (auto bs = ddrBlockStride(pb[i].value))
+        o = *withBlockStride(o, s, *bs);
+      return o;
+    }
     // A chunk is rows [h0, h0 + hc) of each lane's rows of the whole tensor.
     int64_t w = s[3], h = plan->rows;
     Operand o = ddrTensor(addr + uint64_t(h0 * w) * dtypeSize(pb[i].dtype),
@@ -794,6 +846,45 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     return o;
   };
 
+  // A dense float Conv whose filter is large and first used by it loads the
+  // filter in runs of output channels (whole lane slots), and computes each
+  // run once it is in: the TIU starts after the first run, not the whole
+  // filter. `split[k]`: the runs of op k, in channels; empty: not split.
+  std::vector<SmallVector<std::pair<int64_t, int64_t>, 8>> split(ops.size());
+  {
+    std::vector<bool> seen(pb.size(), false);
+    const int64_t L = ctx.lanes();
+    for (size_t k = 0; k < ops.size(); ++k) {
+      auto conv = dyn_cast<tpu::ConvOp>(ops[k]);
+      const auto &opnds = plan->operands[k];
+      int fi = opnds.size() > 1 ? opnds[1] : -1;
+      bool first = fi >= 0 && !seen[fi];
+      for (int i : opnds)
+        if (i >= 0)
+          seen[i] = true;
+      if (!conv || plan->rows || conv.getGroup() != 1 ||
+          !isFloat(chipDType(conv.getOutput().getType())) ||
+          !first || pb[fi].kind != GroupPlan::Kind::Weight ||
+          numElements(pb[fi].shape) * dtypeSize(pb[fi].dtype) < kSplitFilterBytes)
+        continue;
+      const int64_t oc = pb[fi].shape[1], slotsOc = (oc + L - 1) / L;
+      if (slotsOc < 2)
+        continue;
+      const int64_t runs = std::min<int64_t>(slotsOc, kFilterRuns);
+      const int64_t per = (slotsOc + runs - 1) / runs * L;
+      for (int64_t c = 0; c < oc; c += per)
+        split[k].push_back({c, std::min(per, oc - c)});
+    }
+  }
+  // Channels [c, c + n) of an LMEM tensor (c a multiple of the lanes).
+  auto channels = [&](Operand o, int64_t c, int64_t n) {
+    o.addr += uint64_t(c / ctx.lanes() * o.stride[1]) * dtypeSize(o.dtype);
+    o.shape[1] = uint32_t(n);
+    return o;
+  };
+  // Per split op, the LBuf of each run of its filter.
+  std::vector<SmallVector<LBuf, 8>> runBufs(ops.size());
+
   // Groups not in the rows view are one chunk. Each chunk reloads its
   // operands (broadcast ones are small) and fences on the previous one's
   // users of the same space.
@@ -803,8 +894,9 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     hc = std::min(chunk, rows - h0);
     // Loads in order of first use; results the group loads (localLoad)
     // in their op's place; a weight its first user asks for in parts of
-    // its columns loads part by part (localColumnParts), after that op's
-    // other operands, so its first part is all the op waits for.
+    // its columns (localColumnParts), or a split filter, loads part by part
+    // after that op's other operands, so its first part is all the op
+    // waits for.
     std::vector<bool> loaded(pb.size(), false);
     std::vector<SmallVector<uint32_t, 8>> partLoads(pb.size());
     auto loadResult = [&](size_t k) -> LogicalResult {
@@ -836,7 +928,8 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
             continue;
           unsigned parts = partsOf(j, i);
-          if ((parts > 1) != inParts)
+          bool inRuns = !split[k].empty() && j == 1;
+          if ((parts > 1 || inRuns) != inParts)
             continue;
           auto addr = ddrAddr(pb[i].value);
           if (!addr)
@@ -844,6 +937,19 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           make(i);
           loaded[i] = true;
           Operand to = lmem(i), from = ddr(i, *addr);
+          if (inRuns) {
+            for (auto [c, n] : split[k]) {
+              Operand d = from;
+              d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
+              d.shape[1] = uint32_t(n);
+              LBuf run = bufs[i];
+              ctx.load(run, channels(to, c, n), d);
+              runBufs[k].push_back(run);
+            }
+            for (const LBuf &run : runBufs[k])
+              bufs[i].gdma = std::max(bufs[i].gdma, run.gdma);
+            continue;
+          }
           if (parts <= 1) {
             ctx.load(bufs[i], to, from);
             continue;
@@ -885,8 +991,23 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           lo.temps.push_back({lmem(i), &bufs[i]});
         }
       }
-      if (!plan->loaded[k] &&
-          failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
+      if (!plan->loaded[k] && !split[k].empty() && !runBufs[k].empty()) {
+        // Each run of output channels waits only for its part of the filter.
+        const auto &opnds = plan->operands[k];
+        for (auto [j, cn] : llvm::enumerate(split[k])) {
+          auto [c, n] = cn;
+          LocalOperands part = lo;
+          part.operands[1] = {channels(lmem(opnds[1]), c, n), &runBufs[k][j]};
+          if (opnds.size() > 2 && opnds[2] >= 0)
+            part.operands[2].lmem = channels(part.operands[2].lmem, c, n);
+          part.result.lmem = channels(lo.result.lmem, c, n);
+          if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, part)))
+            return ops[k]->emitOpError()
+                   << "failed to generate code in a layer group";
+          bufs[opnds[1]].tiu = std::max(bufs[opnds[1]].tiu, runBufs[k][j].tiu);
+        }
+      } else if (!plan->loaded[k] &&
+                 failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
         return ops[k]->emitOpError()
                << "failed to generate code in a layer group";
       if (!plan->stored[k])

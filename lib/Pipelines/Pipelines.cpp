@@ -30,6 +30,9 @@ void tpuc::buildTpuCodegenPassPipeline(OpPassManager &pm,
                                        const CodegenPipelineOptions &o) {
   // Groups first: sliced groups keep their tensors' DDR buffers apart.
   if (o.layerGroup) {
+    backend::RecomputeScaledMapOptions recompute;
+    recompute.chip = o.chip;
+    pm.addPass(backend::createRecomputeScaledMap(recompute));
     backend::LayerGroupOptions group;
     group.chip = o.chip;
     pm.addPass(backend::createLayerGroup(group));

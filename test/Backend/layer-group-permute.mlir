@@ -26,7 +26,7 @@
 // CHECK-NEXT: "tpu.MatMul"
 // CHECK-NEXT: tpu.Yield
 // PLAN: remark: {{.*}}layer group plan: 15 ops
-// PLAN: result 'kr' [1, 12, 1, 64] f32 at {{[0-9]+}} (256 bytes), ops 4-4, stored
+// PLAN: result 'kr' [1, 12, 1, 64] f32 at {{[0-9]+}} (256 bytes), ops 4-14, stored
 // PLAN: result 'kt' [4, 16, 1, 12] f32 at {{[0-9]+}} (192 bytes), ops 8-9
 func.func @heads(%arg0: tensor<1x12x64xf32>) -> tensor<1x12x64xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x12x64xf32>) -> tensor<1x12x64xf32> loc("x")

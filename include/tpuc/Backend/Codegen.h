@@ -50,6 +50,22 @@ constexpr llvm::StringLiteral kActSizeAttr = "tpu.activation_size";
 /// Address recorded on the op defining `v` (or on the top.Input consuming a
 /// block argument), if any.
 std::optional<uint64_t> ddrAddr(mlir::Value v);
+/// Set by tpu-assign-address on a layer-group result placed inside an
+/// interleaving Concat (and on the ops aliasing it): [block, stride], the
+/// tensor's elements in runs of `block` (its H*W or C*H*W) `stride`
+/// elements apart instead of back to back. Only the group's stores write it.
+constexpr llvm::StringLiteral kBlockStrideAttr = "ddr.block_stride";
+/// Marks an op tpu-recompute-scaled-map copied: its MACs are not the
+/// model's (the roofline counts each computation once).
+constexpr llvm::StringLiteral kRecomputedAttr = "tpu.recomputed";
+/// The [block, stride] of `v`'s DDR placement, if it is not dense.
+std::optional<std::pair<int64_t, int64_t>> ddrBlockStride(mlir::Value v);
+/// `o` (a DDR view of rows of the 4-D `shape`, dense strides) with the
+/// strides of a tensor placed in blocks of `bs` (see kBlockStrideAttr);
+/// nullopt when the blocks are not whole dims from 1 or 2 on.
+std::optional<chip::Operand> withBlockStride(chip::Operand o,
+                                             std::array<int64_t, 4> shape,
+                                             std::pair<int64_t, int64_t> bs);
 /// Chip dtype of a tensor's element type (Invalid when the chip has none).
 chip::DType chipDType(mlir::Type type);
 

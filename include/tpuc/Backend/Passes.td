@@ -37,6 +37,26 @@ def AssignAddress : Pass<"tpu-assign-address", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }
 
+def RecomputeScaledMap : Pass<"tpu-recompute-scaled-map", "::mlir::ModuleOp"> {
+  let summary = "Recompute a feature map scaled by a reduction of itself";
+  let description = [{
+    A squeeze-excitation block multiplies a feature map `m` by per-channel
+    scales computed from a global pool of `m`: the pool needs all of `m`
+    before the multiply can start, so `m` goes to DDR and is read back.
+    When the chain of groupable ops producing `m` from tensors at most half
+    its size (the frontier) costs fewer TIU cycles than the DDR bytes it
+    saves (`m` stored and read back, against the frontier read again), the
+    multiply reads a copy of that chain instead: the pool's layer group then
+    keeps `m` in local memory and the multiply's group recomputes it.
+    Run before tpu-layer-group.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"tpu_edge\"",
+           "Target chip: a name in chips/ or a path to a description">,
+  ];
+  let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
+}
+
 def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
   let summary = "Group consecutive Tpu ops whose tensors stay in local memory";
   let description = [{

@@ -583,8 +583,9 @@ struct ConcatModel
                                    in->shape, *dtype);
       dst.strides = outStrides;
       pos += in->shape[axis];
-      // Placed in place by tpu-assign-address: nothing to copy.
-      if (contiguous && in->addr == dst.addr)
+      // Placed in place by tpu-assign-address (in strided blocks when dims
+      // precede the axis; a layer group stored it so): nothing to copy.
+      if ((contiguous || ddrBlockStride(v)) && in->addr == dst.addr)
         continue;
       if (failed(ctx.copy(dst, DdrView::dense(in->addr, in->shape, *dtype))))
         return failure();

@@ -1,7 +1,7 @@
 // Pooling: the chip pools in 2-D with floor rounding, so 1-D pools get a
 // height of 1, ceil_mode becomes extra end padding, and GlobalAvgPool becomes
-// an AvgPool whose kernel covers the whole plane (a large plane: its rows,
-// then the column of row means).
+// an AvgPool over the plane (over its rows, then the column of row means,
+// unless the plane is small).
 #include "Common.h"
 #include "tpuc/Dialect/Tpu/IR/TpuUtils.h"
 
@@ -108,8 +108,9 @@ struct LowerPool : OpConversionPattern<TopPool> {
 
 struct LowerGlobalAvgPool : OpConversionPattern<top::GlobalAvgPoolOp> {
   using OpConversionPattern::OpConversionPattern;
-  /// Planes above this many elements pool in two steps (see below).
-  static constexpr int64_t kLargePlane = 64 * 64;
+  /// Planes of more elements pool in two steps (see below); a small one
+  /// fits any group whole, and one window keeps its rounding of the mean.
+  static constexpr int64_t kSmallPlane = 8 * 8;
 
   LogicalResult
   matchAndRewrite(top::GlobalAvgPoolOp op, OpAdaptor adaptor,
@@ -132,11 +133,13 @@ struct LowerGlobalAvgPool : OpConversionPattern<top::GlobalAvgPoolOp> {
           rewriter.getI64ArrayAttr({1, 1}),
           rewriter.getI64ArrayAttr({0, 0, 0, 0}), rewriter.getBoolAttr(false));
     };
-    // A large plane pools its rows first, then the column of row means
-    // (equal-sized groups: the mean of the means is the mean), so that no
-    // single pooling window has to hold the whole plane in local memory.
+    // A plane of several rows pools its rows first, then the column of row
+    // means (equal-sized groups: the mean of the means is the mean): no
+    // pooling window has to hold the whole plane in local memory, and the
+    // row pool joins a layer group sliced along H, so the map it reads never
+    // goes back to DDR (squeeze-excitation blocks read it twice otherwise).
     // The row means keep the input's type: a mean stays in the input's range.
-    if (h > 1 && h * w > kLargePlane) {
+    if (h > 1 && h * w > kSmallPlane) {
       input = pool(helperLoc(op, "rows"), withShape(input, {in[0], in[1], h, 1}),
                    input, 1, w);
       w = 1;

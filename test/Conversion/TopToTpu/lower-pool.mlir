@@ -61,6 +61,7 @@ func.func @avgpool_include_pad(%arg0: tensor<1x1x6x6xf32>) -> tensor<1x1x3x3xf32
 
 // -----
 
+// A small plane pools in one window.
 // CHECK-LABEL: func.func @global_avgpool
 // CHECK: "tpu.AvgPool"(%{{.*}}) <{count_include_pad = false, kernel_shape = [7, 5], pads = [0, 0, 0, 0], strides = [1, 1]}> : (tensor<2x3x7x5xf32>) -> tensor<2x3x1x1xf32>
 func.func @global_avgpool(%arg0: tensor<2x3x7x5xf32>) -> tensor<2x3x1x1xf32> {
@@ -71,7 +72,8 @@ func.func @global_avgpool(%arg0: tensor<2x3x7x5xf32>) -> tensor<2x3x1x1xf32> {
 
 // -----
 
-// A plane over 64x64 pools its rows, then the column of row means.
+// A larger plane pools its rows, then the column of row means, so that the
+// row pool can join a layer group sliced along H.
 // CHECK-LABEL: func.func @global_avgpool_large
 // CHECK: %[[R:.*]] = "tpu.AvgPool"(%{{.*}}) <{count_include_pad = false, kernel_shape = [1, 112], pads = [0, 0, 0, 0], strides = [1, 1]}> : (tensor<1x4x112x112xf32>) -> tensor<1x4x112x1xf32>
 // CHECK: "tpu.AvgPool"(%[[R]]) <{count_include_pad = false, kernel_shape = [112, 1], pads = [0, 0, 0, 0], strides = [1, 1]}> : (tensor<1x4x112x1xf32>) -> tensor<1x4x1x1xf32>

@@ -233,3 +233,23 @@ func.func @relu6_into_conv(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x1x1xf32>, %n:
   %1 = "top.Relu"(%0) {relu_limit = 6.0 : f64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
   return %1 : tensor<1x3x4x4xf32>
 }
+
+// -----
+
+// A mean over H and W is a GlobalAvgPool; without keepdims a Reshape named
+// as the Reduce drops the unit dims. Other means stay Reduces.
+// CHECK-LABEL: func.func @spatial_mean
+// CHECK: %[[P:.*]] = "top.GlobalAvgPool"(%{{.*}}) : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32> loc(#[[LP:.*]])
+// CHECK: "top.Reshape"(%[[P]]) {{.*}} -> tensor<1x8xf32> loc(#[[LM:.*]])
+// CHECK: "top.GlobalAvgPool"(%{{.*}}) : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32> loc(#[[LK:.*]])
+// CHECK: "top.Reduce"
+// CHECK-DAG: #[[LP]] = loc("m_pool")
+// CHECK-DAG: #[[LM]] = loc("m")
+// CHECK-DAG: #[[LK]] = loc("k")
+func.func @spatial_mean(%arg0: tensor<1x8x7x7xf32>) -> (tensor<1x8xf32>, tensor<1x8x1x1xf32>, tensor<1x7x7xf32>) {
+  %x = "top.Input"(%arg0) : (tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32> loc("x")
+  %m = "top.Reduce"(%x) {mode = "mean", axes = [-1, 2], keepdims = false} : (tensor<1x8x7x7xf32>) -> tensor<1x8xf32> loc("m")
+  %k = "top.Reduce"(%x) {mode = "mean", axes = [2, 3], keepdims = true} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32> loc("k")
+  %c = "top.Reduce"(%x) {mode = "mean", axes = [1], keepdims = false} : (tensor<1x8x7x7xf32>) -> tensor<1x7x7xf32> loc("c")
+  return %m, %k, %c : tensor<1x8xf32>, tensor<1x8x1x1xf32>, tensor<1x7x7xf32>
+}

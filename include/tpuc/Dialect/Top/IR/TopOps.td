@@ -271,6 +271,7 @@ def Top_ReduceOp : Top_ComputeOp<"Reduce"> {
                    DefaultValuedAttr<BoolAttr, "true">:$keepdims);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,48 @@
+// RUN: tpuc-opt %s -split-input-file -tpu-layer-group="chip=tpu_edge" -tpu-assign-address="chip=tpu_edge" -tpu-codegen="chip=tpu_edge" | FileCheck %s
+// Activations of 1x4x2x2xf32 are 64 bytes; the activation region starts at 4096.
+
+// A Concat interleaving two layer-group results ([N, C, 1, H, W] parts on
+// axis 2) places them in its result in strided blocks: each plane of %b and
+// %c lands 8 elements after the previous one, the group's stores write them
+// there and the Concat copies nothing (one load, two stores in all).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: tpu.gdma_instructions = 3
+// CHECK: tpu.Group
+// CHECK: tpu.Active{{.*}}mode = "exp"{{.*}}ddr.addr = 4160 : i64, ddr.block_stride = [4, 8]
+// CHECK: tpu.Active{{.*}}mode = "tanh"{{.*}}ddr.addr = 4176 : i64, ddr.block_stride = [4, 8]
+// CHECK: tpu.Concat{{.*}}ddr.addr = 4160 : i64
+func.func @main(%arg0: tensor<1x4x2x2xf32>) -> tensor<1x8x2x2xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("a")
+  %b = "tpu.Active"(%a) {mode = "exp"} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("b")
+  %c = "tpu.Active"(%a) {mode = "tanh"} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("c")
+  %rb = "tpu.Reshape"(%b) : (tensor<1x4x2x2xf32>) -> tensor<1x4x1x2x2xf32> loc("rb")
+  %rc = "tpu.Reshape"(%c) : (tensor<1x4x2x2xf32>) -> tensor<1x4x1x2x2xf32> loc("rc")
+  %i = "tpu.Concat"(%rb, %rc) {axis = 2 : i64} : (tensor<1x4x1x2x2xf32>, tensor<1x4x1x2x2xf32>) -> tensor<1x4x2x2x2xf32> loc("i")
+  %y = "tpu.Reshape"(%i) : (tensor<1x4x2x2x2xf32>) -> tensor<1x8x2x2xf32> loc("y")
+  return %y : tensor<1x8x2x2xf32>
+}
+
+// -----
+
+// %c is also returned, so it keeps its own dense buffer and the Concat
+// copies it (one more GDMA move); %b still goes in place.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: tpu.gdma_instructions = 4
+// CHECK: tpu.Active{{.*}}mode = "exp"{{.*}}ddr.block_stride = [4, 8]
+// CHECK-NOT: block_stride
+// CHECK: tpu.Yield
+// CHECK: tpu.Reshape{{.*}}ddr.block_stride = [4, 8]
+// CHECK-NOT: block_stride
+// CHECK: return
+func.func @main(%arg0: tensor<1x4x2x2xf32>) -> (tensor<1x8x2x2xf32>, tensor<1x4x2x2xf32>) {
+  %x = "top.Input"(%arg0) : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("a")
+  %b = "tpu.Active"(%a) {mode = "exp"} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("b")
+  %c = "tpu.Active"(%a) {mode = "tanh"} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("c")
+  %rb = "tpu.Reshape"(%b) : (tensor<1x4x2x2xf32>) -> tensor<1x4x1x2x2xf32> loc("rb")
+  %rc = "tpu.Reshape"(%c) : (tensor<1x4x2x2xf32>) -> tensor<1x4x1x2x2xf32> loc("rc")
+  %i = "tpu.Concat"(%rb, %rc) {axis = 2 : i64} : (tensor<1x4x1x2x2xf32>, tensor<1x4x1x2x2xf32>) -> tensor<1x4x2x2x2xf32> loc("i")
+  %y = "tpu.Reshape"(%i) : (tensor<1x4x2x2x2xf32>) -> tensor<1x8x2x2xf32> loc("y")
+  return %y, %c : tensor<1x8x2x2xf32>, tensor<1x4x2x2xf32>
+}
