@@ -117,6 +117,13 @@ struct AssignAddressPass
     };
     std::function<int64_t(Value)> lastUse = [&](Value v) {
       int64_t last = v.getDefiningOp() ? index[v.getDefiningOp()] : 0;
+      // A value a group stores is named in the bmodel as valid after the
+      // group's last store (the runtime dumps it then): it keeps its DDR
+      // to the group's end.
+      if (auto g = v.getDefiningOp()
+                       ? dyn_cast<tpu::GroupOp>(v.getDefiningOp()->getParentOp())
+                       : nullptr)
+        last = std::max(last, index[g.getMembers().back()]);
       for (OpOperand &use : v.getUses()) {
         Operation *user = use.getOwner();
         // A value a group yields is used where the group's result is.
