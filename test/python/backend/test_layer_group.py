@@ -124,13 +124,10 @@ def test_sliced_block_matches(chip, tmp_path):
     assert grouped.stats.gdma_bytes < plain.stats.gdma_bytes
 
 
-@pytest.mark.parametrize("chip", CHIPS)
-def test_sliced_int8_bit_exact(chip, tmp_path):
-    """INT8 convolutions (3x3 padded, 1x1) around a 3x3/2 max pool on maps
-    larger than local memory run sliced along H, bit-exact to the Tpu
-    interpreter."""
-    rng = np.random.default_rng(5)
-    shape = (1, 32, 96, 96)
+def _run_int8_pool_block(chip, tmp_path, shape, seed):
+    """INT8 3x3 conv, 3x3/2 max pool and 1x1 conv on `shape`, compiled and
+    checked bit-exact by `run`: (Tpu IR text, names the bmodel dumps)."""
+    rng = np.random.default_rng(seed)
     net = Net()
     x, xs = quant_input(net, "x", shape, rng, 0.03)
     y, s, ys = qconv(net, x, xs, shape, shape[1], (3, 3), rng, "c0", pads=(1, 1, 1, 1),
@@ -140,6 +137,15 @@ def test_sliced_int8_bit_exact(chip, tmp_path):
                "pads = [1, 1, 1, 1]", "p", elem=q8(*ys))
     z, zs, _ = qconv(net, p, ys, ps, 16, (1, 1), rng, "c1", out=(0.2, 0))
     text, _, named = run(net, [dequant(net, z, zs, "out")], chip, tmp_path)
+    return text, named
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_sliced_int8_bit_exact(chip, tmp_path):
+    """INT8 convolutions (3x3 padded, 1x1) around a 3x3/2 max pool on maps
+    larger than local memory run sliced along H, bit-exact to the Tpu
+    interpreter."""
+    text, named = _run_int8_pool_block(chip, tmp_path, (1, 32, 96, 96), seed=5)
     if chip == "tpu_edge":
         assert max(group_slices(text)) > 1, text
         assert "c0" not in named and "p" not in named
@@ -163,17 +169,7 @@ def test_batch_sliced_int8_bit_exact(chip, tmp_path):
     """INT8 convolutions and a max pool on a batch of 8 run sliced along N
     (and along H where one image's maps do not fit), bit-exact to the Tpu
     interpreter."""
-    rng = np.random.default_rng(7)
-    shape = (8, 32, 64, 64)
-    net = Net()
-    x, xs = quant_input(net, "x", shape, rng, 0.03)
-    y, s, ys = qconv(net, x, xs, shape, shape[1], (3, 3), rng, "c0", pads=(1, 1, 1, 1),
-                     relu=True)
-    ps = (s[0], s[1], (s[2] + 1) // 2, (s[3] + 1) // 2)
-    p = net.op("tpu.MaxPool", [y], ps, "kernel_shape = [3, 3], strides = [2, 2], "
-               "pads = [1, 1, 1, 1]", "p", elem=q8(*ys))
-    z, zs, _ = qconv(net, p, ys, ps, 16, (1, 1), rng, "c1", out=(0.2, 0))
-    text, _, named = run(net, [dequant(net, z, zs, "out")], chip, tmp_path)
+    text, named = _run_int8_pool_block(chip, tmp_path, (8, 32, 64, 64), seed=7)
     assert max(group_slices(text, "n")) > 1, text
     assert "c0" not in named and "p" not in named
 
