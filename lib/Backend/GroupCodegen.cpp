@@ -846,24 +846,23 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     return o;
   };
 
-  // A dense float Conv whose filter is large and first used by it loads the
-  // filter in runs of output channels (whole lane slots), and computes each
-  // run once it is in: the TIU starts after the first run, not the whole
-  // filter. `split[k]`: the runs of op k, in channels; empty: not split.
+  // An op computing runs of its output channels on their own
+  // (localChannelRuns) whose filter is large and first used by it loads the
+  // filter in runs of whole lane slots, and computes each run once it is
+  // in: the TIU starts after the first run, not the whole filter.
+  // `split[k]`: the runs of op k, in channels; empty: not split.
   std::vector<SmallVector<std::pair<int64_t, int64_t>, 8>> split(ops.size());
   {
     std::vector<bool> seen(pb.size(), false);
     const int64_t L = ctx.lanes();
     for (size_t k = 0; k < ops.size(); ++k) {
-      auto conv = dyn_cast<tpu::ConvOp>(ops[k]);
       const auto &opnds = plan->operands[k];
       int fi = opnds.size() > 1 ? opnds[1] : -1;
       bool first = fi >= 0 && !seen[fi];
       for (int i : opnds)
         if (i >= 0)
           seen[i] = true;
-      if (!conv || plan->rows || conv.getGroup() != 1 ||
-          !isFloat(chipDType(conv.getOutput().getType())) ||
+      if (plan->rows || !cast<CodegenInterface>(ops[k]).localChannelRuns() ||
           !first || pb[fi].kind != GroupPlan::Kind::Weight ||
           numElements(pb[fi].shape) * dtypeSize(pb[fi].dtype) < kSplitFilterBytes)
         continue;

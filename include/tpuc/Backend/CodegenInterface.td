@@ -95,6 +95,14 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       [{ return ::tpuc::backend::elementwiseInputRows(
              $_op.getOperation(), operandIndex, lo, hi, inLo, inHi); }]>,
     InterfaceMethod<[{
+        In a group of whole tensors: whether the op computes runs of its
+        output channels from the matching runs of its filter (operand 1,
+        channels on the lanes) on their own, so a large filter loads in
+        runs of whole lane slots and each run computes once it is in
+        (codegenLocal called per run, on channel views of the filter, bias
+        and result).
+      }], "bool", "localChannelRuns", (ins), "", [{ return false; }]>,
+    InterfaceMethod<[{
         Whether a group that does not compute the op's first operand
         computes the op by loading its result straight from that operand's
         DDR buffer (codegenLocalLoad), holding no copy of the operand: a

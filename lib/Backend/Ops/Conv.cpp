@@ -65,6 +65,14 @@ struct ConvModel
            isWeight(conv.getQuant());
   }
 
+  /// A dense float conv: output channel c reads filter channel c and bias
+  /// c only (INT8's requant table would need its own channel view too).
+  bool localChannelRuns(Operation *op) const {
+    auto conv = cast<tpu::ConvOp>(op);
+    return conv.getGroup() == 1 &&
+           isFloat(chipDType(conv.getOutput().getType()));
+  }
+
   /// INT8 x INT8 into an INT32 accumulator (+ INT32 bias), requantized by
   /// a per-tensor or per-channel table.
   bool localQuantized(Operation *op) const {
