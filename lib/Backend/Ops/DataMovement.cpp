@@ -163,12 +163,15 @@ affineSource(ArrayRef<int64_t> out,
 /// `src` into the LMEM layout `dst`: as one GDMA move, or one move per
 /// index of the dim (N, H or W) whose loop leaves the longest DDR runs,
 /// whichever the timing model finds faster (moves in flight overlap their
-/// DDR latency).
+/// DDR latency; those beyond the GDMA queue's depth wait a round of it).
+/// Both sides of a move walk one shape, so a move may walk the dims other
+/// than C (the lanes) in any order: walked in DDR-stride order, its DDR
+/// side reads the longest contiguous runs, scattered on the LMEM side.
 LogicalResult loadStrided(CodegenContext &ctx, LBuf &buf, const Operand &dst,
                           uint64_t src, const std::array<int64_t, 5> &st) {
   const chip::Target &t = ctx.target();
   const int64_t es = dtypeSize(dst.dtype);
-  auto moves = [&](int loop, auto &&emit) {
+  auto moves = [&](int loop, bool reorder, auto &&emit) {
     int64_t count = loop < 0 ? 1 : dst.shape[loop];
     for (int64_t j = 0; j < count; ++j) {
       Operand to = dst;
@@ -180,6 +183,21 @@ LogicalResult loadStrided(CodegenContext &ctx, LBuf &buf, const Operand &dst,
         shape[loop] = to.shape[loop] = 1;
         off += j * st[loop + 1];
         to.addr += uint64_t(j * dst.stride[loop] * es);
+      }
+      if (reorder) {
+        std::array<int, 3> free{0, 2, 3};
+        std::stable_sort(free.begin(), free.end(), [&](int a, int b) {
+          auto key = [&](int d) { return shape[d] == 1 ? -1 : strides[d]; };
+          return key(a) > key(b);
+        });
+        std::array<int, 4> walk{free[0], 1, free[1], free[2]};
+        Operand from = to;
+        auto sh = shape, str = strides;
+        for (int d = 0; d < 4; ++d) {
+          shape[d] = sh[walk[d]], strides[d] = str[walk[d]];
+          to.shape[d] = from.shape[walk[d]];
+          to.stride[d] = from.stride[walk[d]];
+        }
       }
       // Unit dims take the strides that let contiguous runs merge.
       int64_t run = 1;
@@ -196,18 +214,24 @@ LogicalResult loadStrided(CodegenContext &ctx, LBuf &buf, const Operand &dst,
   };
   int best = -1;
   double bestCycles = 0;
+  bool bestReorder = false;
+  const int64_t depth = std::max<int64_t>(1, t.gdma_queue_depth);
   // Not along C: the moves keep the tensor's lane placement whole.
   for (int loop = -1; loop < 4; ++loop) {
     if (loop == 1 || (loop >= 0 && dst.shape[loop] == 1))
       continue;
-    double c = t.ddr_latency_cycles;
-    moves(loop, [&](const Instruction &i) {
-      c += double(instructionCycles(i, t)) - t.ddr_latency_cycles;
-    });
-    if (loop < 0 || c < bestCycles)
-      best = loop, bestCycles = c;
+    int64_t count = loop < 0 ? 1 : dst.shape[loop];
+    for (bool reorder : {false, true}) {
+      double c = double(ceilDiv(count, depth)) * t.ddr_latency_cycles;
+      moves(loop, reorder, [&](const Instruction &i) {
+        c += double(instructionCycles(i, t)) - t.ddr_latency_cycles;
+      });
+      if ((loop < 0 && !reorder) || c < bestCycles)
+        best = loop, bestReorder = reorder, bestCycles = c;
+    }
   }
-  moves(best, [&](const Instruction &i) { ctx.load(buf, i.dst, i.src[0]); });
+  moves(best, bestReorder,
+        [&](const Instruction &i) { ctx.load(buf, i.dst, i.src[0]); });
   return success();
 }
 

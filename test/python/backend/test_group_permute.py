@@ -2,6 +2,8 @@
 attention block (copies within lanes for Q and V, a strided load for the
 transpose of K, which moves elements across lanes) is one group; the
 cmodel matches the Tpu interpreter and an independent numpy reference."""
+import json
+
 import numpy as np
 import pytest
 
@@ -71,3 +73,19 @@ def test_heads_in_one_group(chip, k_from_input, tmp_path):
     # K computed in the group is stored for the transposed load, and named.
     assert ("kr" in stored) != k_from_input, stored
     np.testing.assert_allclose(r.outputs["o"], ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_transposed_reload_reads_contiguous_runs(chip, tmp_path):
+    """K^T's reload walks the stored K in its DDR order: one move per head
+    (a dense row of every token), not one per token, so the reload costs
+    one round of DDR latency rather than a round per full GDMA queue."""
+    net, outs, _ = heads_net(np.random.default_rng(3), False)
+    _, r, _ = run(net, outs, chip, tmp_path)
+    r.stats.write_trace(str(tmp_path / "trace.json"))
+    events = json.loads((tmp_path / "trace.json").read_text())
+    moves = [e["args"]["work"] for e in events.get("traceEvents", events)
+             if e.get("name") == "dma_move"]
+    head_bytes = T * (D // HEADS) * 4
+    assert moves.count(head_bytes) == HEADS, moves
+    assert D * 4 not in moves, moves
