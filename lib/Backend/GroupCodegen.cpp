@@ -914,7 +914,16 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     auto bounces = [&](size_t k) {
       return !inDdrBeforeGroup(ops[k]->getOperand(0), ops);
     };
-    for (size_t k = 0; k < ops.size(); ++k) {
+    // A reload of a result the group stores waits in the GDMA queue behind
+    // every load issued before it: the loads of the ops after it issue
+    // right after it, not all at the group's start.
+    auto nextBounce = [&](size_t k) {
+      while (k < ops.size() && !(plan->loaded[k] && bounces(k)))
+        ++k;
+      return k;
+    };
+    auto loadOps = [&](size_t from, size_t to) -> LogicalResult {
+    for (size_t k = from; k < to; ++k) {
       if (plan->loaded[k] && !bounces(k) && failed(loadResult(k)))
         return failure();
       auto partsOf = [&](unsigned j, int i) -> unsigned {
@@ -969,6 +978,10 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           }
         }
     }
+    return success();
+    };
+    if (failed(loadOps(0, nextBounce(0))))
+      return failure();
 
     for (size_t k = 0; k < ops.size(); ++k) {
       LocalOperands lo;
@@ -980,7 +993,8 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
       int r = plan->results[k];
       // After the store of the operand (the GDMA keeps DDR reads after
       // the writes they depend on).
-      if (plan->loaded[k] && bounces(k) && failed(loadResult(k)))
+      if (plan->loaded[k] && bounces(k) &&
+          (failed(loadResult(k)) || failed(loadOps(k + 1, nextBounce(k + 1)))))
         return failure();
       if (!plan->loaded[k]) {
         make(r);
