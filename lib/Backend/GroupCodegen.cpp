@@ -618,13 +618,79 @@ FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
   return planChunk(ops, target, chunk, slices, nSlices);
 }
 
+/// Whether `v` holds its data in DDR before `group` runs: defined before
+/// it, or a view in place of such a value.
+static bool readyBefore(Value v, Operation *group) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return true;
+  if (def->getBlock() == group->getBlock() && def->isBeforeInBlock(group))
+    return true;
+  auto cg = dyn_cast<CodegenInterface>(def);
+  int a = cg ? cg.aliasedOperand() : -1;
+  if (a < 0 || def->getBlock() != group->getBlock())
+    return false;
+  auto at = ddrAddr(v), src = ddrAddr(def->getOperand(a));
+  return at && src && *at == *src + uint64_t(cg.aliasedByteOffset()) &&
+         readyBefore(def->getOperand(a), group);
+}
+
+/// The operands of the tpu.Concats `group`'s results are stored in place
+/// into (through views in place) that are ready before the group: copying
+/// them while the group computes takes the copies off the path from its
+/// stores to the next op's loads. The Concat's DDR buffer holds the group's
+/// result, so it is live, and these bytes free, from the group's start.
+static SmallVector<OpOperand *> concatOperandsAhead(tpu::GroupOp group) {
+  SmallVector<OpOperand *> ahead;
+  Operation *g = group.getOperation();
+  SmallVector<Value> work(g->getResults().begin(), g->getResults().end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    auto at = ddrAddr(v);
+    if (!at)
+      continue;
+    for (OpOperand &use : v.getUses()) {
+      Operation *u = use.getOwner();
+      if (auto concat = dyn_cast<tpu::ConcatOp>(u)) {
+        if (concat.getDoRelu() || u->getBlock() != g->getBlock() ||
+            !ddrBlockStride(v))
+          continue;
+        for (OpOperand &other : u->getOpOperands())
+          if (&other != &use && readyBefore(other.get(), g) &&
+              !llvm::is_contained(ahead, &other))
+            ahead.push_back(&other);
+        continue;
+      }
+      auto cg = dyn_cast<CodegenInterface>(u);
+      if (!cg || cg.aliasedOperand() != int(use.getOperandNumber()) ||
+          cg.aliasedByteOffset() != 0 || u->getNumResults() != 1)
+        continue;
+      if (auto to = ddrAddr(u->getResult(0)); to && *to == *at)
+        work.push_back(u->getResult(0));
+    }
+  }
+  return ahead;
+}
+
+/// Copies the operands of concatOperandsAhead(group) now.
+static LogicalResult copyAhead(CodegenContext &ctx,
+                               ArrayRef<OpOperand *> ahead) {
+  for (OpOperand *use : ahead) {
+    if (failed(copyConcatOperand(ctx, *use)))
+      return failure();
+    ctx.copiedAhead.insert(use);
+  }
+  return success();
+}
+
 /// Emits a group sliced along N and/or H, a loop over the slices of the
 /// batch and, within each, over the slices of rows: the next slice's inputs
 /// load (into the other slot) before the current one computes, and its
 /// stored results leave after its compute, so the GDMA queue holds the next
 /// loads ahead of the stores waiting on the TIU.
 static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
-                                const GroupPlan &plan, const LBuf &base) {
+                                const GroupPlan &plan, const LBuf &base,
+                                ArrayRef<OpOperand *> ahead) {
   const auto &pb = plan.buffers;
   std::vector<std::array<LBuf, 2>> bufs(pb.size());
   std::vector<std::array<bool, 2>> made(pb.size(), {false, false});
@@ -725,7 +791,7 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
     }
   }
 
-  if (failed(loadSlice(0)))
+  if (failed(loadSlice(0)) || failed(copyAhead(ctx, ahead)))
     return failure();
   for (int64_t g = 0; g < G; ++g) {
     const int64_t s = g % S;
@@ -795,8 +861,11 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
       return ctx.error() << "a layer group result placed in strided DDR blocks "
                             "is not stored in the NCHW layout";
   }
+  // Copies into the Concats holding the group's results go after its
+  // first loads, so those need not wait for them.
+  SmallVector<OpOperand *> ahead = concatOperandsAhead(group);
   if (plan->looped())
-    return emitSliced(ctx, ops, *plan, *base);
+    return emitSliced(ctx, ops, *plan, *base, ahead);
   const auto &pb = plan->buffers;
   std::vector<LBuf> bufs(pb.size());
   std::vector<bool> made(pb.size(), false);
@@ -931,13 +1000,29 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
                    ? 1
                    : cast<CodegenInterface>(ops[k]).localColumnParts(j);
       };
+      // An op's whole weights load before its activations when smaller:
+      // they depend on nothing, so they go while the previous group's
+      // stores are in flight, and the activation loads, which wait for
+      // those, stay last; a large filter would delay the first compute.
+      auto bytesOf = [&](int i) {
+        return numElements(pb[i].shape) * dtypeSize(pb[i].dtype);
+      };
+      int64_t weightBytes = 0, inputBytes = 0;
+      for (int i : plan->operands[k])
+        if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Weight)
+          weightBytes += bytesOf(i);
+        else if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Input)
+          inputBytes += bytesOf(i);
+      const bool weightsFirst = weightBytes <= inputBytes;
       for (bool inParts : {false, true})
+        for (bool weights : {weightsFirst, !weightsFirst})
         for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
           if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
             continue;
           unsigned parts = partsOf(j, i);
           bool inRuns = !split[k].empty() && j == 1;
-          if ((parts > 1 || inRuns) != inParts)
+          if ((parts > 1 || inRuns) != inParts ||
+              (pb[i].kind == GroupPlan::Kind::Weight) != weights)
             continue;
           auto addr = ddrAddr(pb[i].value);
           if (!addr)
@@ -983,6 +1068,8 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     if (failed(loadOps(0, nextBounce(0))))
       return failure();
 
+    if (h0 == 0 && failed(copyAhead(ctx, ahead)))
+      return failure();
     for (size_t k = 0; k < ops.size(); ++k) {
       LocalOperands lo;
       lo.ctx = &ctx;

@@ -32,6 +32,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/FunctionExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include <array>
 #include <cstdint>
@@ -163,6 +164,9 @@ public:
 
   chip::StreamBuilder &streams() { return builder_; }
   int64_t macs = 0;
+  /// Concat operands a layer group copied into place while it computed
+  /// (copyConcatOperand); their Concat copies them no more.
+  llvm::SmallPtrSet<mlir::OpOperand *, 8> copiedAhead;
 
 private:
   /// A per-lane LMEM byte range [lo, hi) and its last TIU / GDMA users.
@@ -301,6 +305,10 @@ streamFlat(CodegenContext &ctx, int64_t elements, uint64_t outAddr,
            llvm::ArrayRef<uint64_t> inAddrs, chip::DType dtype,
            unsigned numTemps, llvm::function_ref<void(StreamTile &)> compute,
            const StreamOptions &opts = {});
+
+/// Copies the operand `use` of a tpu.Concat to its place in the Concat's
+/// DDR result, unless tpu-assign-address placed it there already.
+mlir::LogicalResult copyConcatOperand(CodegenContext &ctx, mlir::OpOperand &use);
 
 } // namespace backend
 } // namespace tpuc

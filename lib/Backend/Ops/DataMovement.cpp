@@ -595,25 +595,10 @@ struct ConcatModel
     auto out = getTensor(ctx, concat.getOutput());
     if (failed(dtype) || failed(out))
       return failure();
-    int64_t axis = concat.getAxis(), pos = 0, es = dtypeSize(*dtype);
-    auto outStrides = denseStrides(out->shape);
-    // With unit dims before the axis each operand is a contiguous range.
-    bool contiguous = numElements(ArrayRef<int64_t>(out->shape).take_front(axis)) == 1;
-    for (Value v : concat.getInputs()) {
-      auto in = getTensor(ctx, v);
-      if (failed(in))
+    for (OpOperand &use : concat->getOpOperands())
+      if (!ctx.copiedAhead.contains(&use) &&
+          failed(copyConcatOperand(ctx, use)))
         return failure();
-      DdrView dst = DdrView::dense(out->addr + pos * outStrides[axis] * es,
-                                   in->shape, *dtype);
-      dst.strides = outStrides;
-      pos += in->shape[axis];
-      // Placed in place by tpu-assign-address (in strided blocks when dims
-      // precede the axis; a layer group stored it so): nothing to copy.
-      if ((contiguous || ddrBlockStride(v)) && in->addr == dst.addr)
-        continue;
-      if (failed(ctx.copy(dst, DdrView::dense(in->addr, in->shape, *dtype))))
-        return failure();
-    }
     if (!concat.getDoRelu())
       return success();
     // The fused ReLU runs in place over the assembled result (activations
@@ -627,6 +612,33 @@ struct ConcatModel
                       });
   }
 };
+
+} // namespace
+
+LogicalResult copyConcatOperand(CodegenContext &ctx, OpOperand &use) {
+  auto concat = cast<tpu::ConcatOp>(use.getOwner());
+  auto out = getTensor(ctx, concat.getOutput());
+  auto in = getTensor(ctx, use.get());
+  if (failed(out) || failed(in))
+    return failure();
+  int64_t axis = concat.getAxis(), pos = 0, es = dtypeSize(out->dtype);
+  for (unsigned k = 0; k < use.getOperandNumber(); ++k)
+    pos += getShape(concat.getInputs()[k])[axis];
+  auto outStrides = denseStrides(out->shape);
+  DdrView dst = DdrView::dense(out->addr + pos * outStrides[axis] * es,
+                               in->shape, out->dtype);
+  dst.strides = outStrides;
+  // With unit dims before the axis each operand is a contiguous range.
+  bool contiguous =
+      numElements(ArrayRef<int64_t>(out->shape).take_front(axis)) == 1;
+  // Placed in place by tpu-assign-address (in strided blocks when dims
+  // precede the axis; a layer group stored it so): nothing to copy.
+  if ((contiguous || ddrBlockStride(use.get())) && in->addr == dst.addr)
+    return success();
+  return ctx.copy(dst, DdrView::dense(in->addr, in->shape, out->dtype));
+}
+
+namespace {
 
 struct PadModel
     : public CodegenInterface::ExternalModel<PadModel, tpu::PadOp> {

@@ -76,3 +76,34 @@ def test_operand_used_twice_is_copied_once(chip, tmp_path):
     # k2 copies b, a and x; k3 copies a and b (moves may be split in pieces).
     print("COPIES", len(copies))
     assert len(copies) >= 5
+
+
+def test_shuffle_units_pass_through_copied_ahead(chip, tmp_path):
+    """Two ShuffleNet units: each keeps half the channels of the previous
+    interleaving Concat (a Slice view) and runs convs on the other half in a
+    layer group stored in place in strided blocks. The pass-through half is
+    copied into the Concat by the group, after its loads and before its
+    stores; the tensors must still match the interpreter's."""
+    rng = np.random.default_rng(5)
+    net = Net()
+    n, c, h, w = 1, 8, 8, 8
+    k = net.input("x", rng.standard_normal((n, 2 * c, h, w)))
+    for u in range(2):
+        keep = net.op("tpu.Slice", [k], (n, c, h, w),
+                      "offsets = [0, 0, 0, 0], steps = [1, 1, 1, 1]", f"keep{u}")
+        half = net.op("tpu.Slice", [k], (n, c, h, w),
+                      f"offsets = [0, {c}, 0, 0], steps = [1, 1, 1, 1]", f"half{u}")
+        b, _ = conv(net, half, (n, c, h, w), c, (1, 1), relu=True, rng=rng, name=f"b{u}")
+        b, _ = conv(net, b, (n, c, h, w), c, (3, 3), pads=(1, 1, 1, 1), rng=rng, name=f"d{u}")
+        keep5 = net.op("tpu.Reshape", [keep], (n, c, 1, h, w), "", f"keep5_{u}")
+        b5 = net.op("tpu.Reshape", [b], (n, c, 1, h, w), "", f"b5_{u}")
+        i = net.op("tpu.Concat", [keep5, b5], (n, c, 2, h, w), "axis = 2 : i64", f"i{u}")
+        k = net.op("tpu.Reshape", [i], (n, 2 * c, h, w), "", f"k{u}")
+    run(net, [k], chip, tmp_path)
+    net_ = network(tmp_path / f"net_{chip}_True.bmodel")
+    ddr = rt.Space.DDR
+    gdma = list(net_.gdma)
+    copies = [j for j, g in enumerate(gdma) if g.dst.space == ddr and g.src[0].space == ddr]
+    stores = [j for j, g in enumerate(gdma) if g.dst.space == ddr and g.src[0].space != ddr]
+    # Each unit's pass-through copy precedes its group's stores.
+    assert copies and stores and copies[0] < stores[0]
