@@ -992,78 +992,78 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
       return k;
     };
     auto loadOps = [&](size_t from, size_t to) -> LogicalResult {
-    for (size_t k = from; k < to; ++k) {
-      if (plan->loaded[k] && !bounces(k) && failed(loadResult(k)))
-        return failure();
-      auto partsOf = [&](unsigned j, int i) -> unsigned {
-        return plan->rows || pb[i].kind != GroupPlan::Kind::Weight
-                   ? 1
-                   : cast<CodegenInterface>(ops[k]).localColumnParts(j);
-      };
-      // An op's whole weights load before its activations when smaller:
-      // they depend on nothing, so they go while the previous group's
-      // stores are in flight, and the activation loads, which wait for
-      // those, stay last; a large filter would delay the first compute.
-      auto bytesOf = [&](int i) {
-        return numElements(pb[i].shape) * dtypeSize(pb[i].dtype);
-      };
-      int64_t weightBytes = 0, inputBytes = 0;
-      for (int i : plan->operands[k])
-        if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Weight)
-          weightBytes += bytesOf(i);
-        else if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Input)
-          inputBytes += bytesOf(i);
-      const bool weightsFirst = weightBytes <= inputBytes;
-      for (bool inParts : {false, true})
-        for (bool weights : {weightsFirst, !weightsFirst})
-        for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
-          if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
-            continue;
-          unsigned parts = partsOf(j, i);
-          bool inRuns = !split[k].empty() && j == 1;
-          if ((parts > 1 || inRuns) != inParts ||
-              (pb[i].kind == GroupPlan::Kind::Weight) != weights)
-            continue;
-          auto addr = ddrAddr(pb[i].value);
-          if (!addr)
-            return ctx.error() << "group operand has no DDR address";
-          make(i);
-          loaded[i] = true;
-          Operand to = lmem(i), from = ddr(i, *addr);
-          if (inRuns) {
-            for (auto [c, n] : split[k]) {
-              Operand d = from;
-              d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
-              d.shape[1] = uint32_t(n);
-              LBuf run = bufs[i];
-              ctx.load(run, channels(to, c, n), d);
-              runBufs[k].push_back(run);
+      for (size_t k = from; k < to; ++k) {
+        if (plan->loaded[k] && !bounces(k) && failed(loadResult(k)))
+          return failure();
+        auto partsOf = [&](unsigned j, int i) -> unsigned {
+          return plan->rows || pb[i].kind != GroupPlan::Kind::Weight
+                     ? 1
+                     : cast<CodegenInterface>(ops[k]).localColumnParts(j);
+        };
+        // An op's whole weights load before its activations when smaller:
+        // they depend on nothing, so they go while the previous group's
+        // stores are in flight, and the activation loads, which wait for
+        // those, stay last; a large filter would delay the first compute.
+        auto bytesOf = [&](int i) {
+          return numElements(pb[i].shape) * dtypeSize(pb[i].dtype);
+        };
+        int64_t weightBytes = 0, inputBytes = 0;
+        for (int i : plan->operands[k])
+          if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Weight)
+            weightBytes += bytesOf(i);
+          else if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Input)
+            inputBytes += bytesOf(i);
+        const bool weightsFirst = weightBytes <= inputBytes;
+        for (bool inParts : {false, true})
+          for (bool weights : {weightsFirst, !weightsFirst})
+          for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
+            if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
+              continue;
+            unsigned parts = partsOf(j, i);
+            bool inRuns = !split[k].empty() && j == 1;
+            if ((parts > 1 || inRuns) != inParts ||
+                (pb[i].kind == GroupPlan::Kind::Weight) != weights)
+              continue;
+            auto addr = ddrAddr(pb[i].value);
+            if (!addr)
+              return ctx.error() << "group operand has no DDR address";
+            make(i);
+            loaded[i] = true;
+            Operand to = lmem(i), from = ddr(i, *addr);
+            if (inRuns) {
+              for (auto [c, n] : split[k]) {
+                Operand d = from;
+                d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
+                d.shape[1] = uint32_t(n);
+                LBuf run = bufs[i];
+                ctx.load(run, channels(to, c, n), d);
+                runBufs[k].push_back(run);
+              }
+              for (const LBuf &run : runBufs[k])
+                bufs[i].gdma = std::max(bufs[i].gdma, run.gdma);
+              continue;
             }
-            for (const LBuf &run : runBufs[k])
-              bufs[i].gdma = std::max(bufs[i].gdma, run.gdma);
-            continue;
+            if (parts <= 1) {
+              ctx.load(bufs[i], to, from);
+              continue;
+            }
+            // Part p is columns [p nc, (p + 1) nc) of the DDR tensor, held
+            // dense in LMEM after the parts before it (see LocalTensor).
+            int64_t w = to.shape[3], nc = w / parts;
+            uint64_t partBytes = ctx.lmemBytes(
+                {to.shape[0], to.shape[1], to.shape[2], nc}, to.dtype);
+            for (unsigned p = 0; p < parts; ++p) {
+              Operand t = lmemTensor(to.addr + p * partBytes, to.shape[0],
+                                     to.shape[1], to.shape[2], uint32_t(nc),
+                                     to.dtype),
+                      f = from;
+              f.addr += uint64_t(p * nc) * dtypeSize(f.dtype);
+              f.shape[3] = uint32_t(nc);
+              partLoads[i].push_back(ctx.load(bufs[i], t, f));
+            }
           }
-          if (parts <= 1) {
-            ctx.load(bufs[i], to, from);
-            continue;
-          }
-          // Part p is columns [p nc, (p + 1) nc) of the DDR tensor, held
-          // dense in LMEM after the parts before it (see LocalTensor).
-          int64_t w = to.shape[3], nc = w / parts;
-          uint64_t partBytes = ctx.lmemBytes(
-              {to.shape[0], to.shape[1], to.shape[2], nc}, to.dtype);
-          for (unsigned p = 0; p < parts; ++p) {
-            Operand t = lmemTensor(to.addr + p * partBytes, to.shape[0],
-                                   to.shape[1], to.shape[2], uint32_t(nc),
-                                   to.dtype),
-                    f = from;
-            f.addr += uint64_t(p * nc) * dtypeSize(f.dtype);
-            f.shape[3] = uint32_t(nc);
-            partLoads[i].push_back(ctx.load(bufs[i], t, f));
-          }
-        }
-    }
-    return success();
+      }
+      return success();
     };
     if (failed(loadOps(0, nextBounce(0))))
       return failure();
