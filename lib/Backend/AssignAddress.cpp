@@ -10,7 +10,6 @@
 // Values a layer group keeps in local memory get no DDR.
 //
 //===----------------------------------------------------------------------===//
-#include "tpuc/Support/Module.h"
 #include "tpuc/Backend/Codegen.h"
 #include "tpuc/Backend/CodegenInterface.h"
 #include "tpuc/Backend/LayerGroup.h"
@@ -59,14 +58,15 @@ struct AssignAddressPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     chip::Target target;
-    if (failed(loadChip(module, chip, target)))
+    FailureOr<func::FuncOp> entry = loadChipAndEntry(module, chip, target);
+    if (failed(entry))
       return signalPassFailure();
     if (alignment < 1 || (alignment & (alignment - 1))) {
       module.emitError() << "alignment must be a power of two, got "
                          << alignment;
       return signalPassFailure();
     }
-    func::FuncOp func = getEntryFunction(module);
+    func::FuncOp func = *entry;
     if (!func) {
       module.emitError() << "module has no 'main' function";
       return signalPassFailure();
@@ -78,13 +78,20 @@ struct AssignAddressPass
 
     // Op positions, the members of a layer group (tpu.Group) in place of
     // the group; the terminator is last, "forever" is past it.
+    // Each group's members, listed once: the scan below asks for them per op.
     SmallVector<Operation *> order;
+    DenseMap<Operation *, SmallVector<Operation *>> members;
     for (Operation &op : body) {
-      if (auto g = dyn_cast<tpu::GroupOp>(op))
-        llvm::append_range(order, g.getMembers());
-      else
+      if (auto g = dyn_cast<tpu::GroupOp>(op)) {
+        members[g] = g.getMembers();
+        llvm::append_range(order, members[g]);
+      } else {
         order.push_back(&op);
+      }
     }
+    auto membersOf = [&](Operation *g) -> ArrayRef<Operation *> {
+      return members.find(g)->second;
+    };
     DenseMap<Operation *, int64_t> index;
     int64_t pos = 0;
     for (Operation *op : order)
@@ -105,8 +112,7 @@ struct AssignAddressPass
     for (auto g : body.getOps<tpu::GroupOp>())
       if (g.getNSlices() > 1 || g.getHSlices() > 1 || g.getRowChunk() > 0 ||
           g.getMatmulEpilogue())
-        span[g] = {index[g.getMembers().front()],
-                   index[g.getMembers().back()]};
+        span[g] = {index[membersOf(g).front()], index[membersOf(g).back()]};
     auto isYielded = [](Value v) {
       return llvm::any_of(v.getUsers(),
                           [](Operation *u) { return isa<tpu::YieldOp>(u); });
@@ -123,7 +129,7 @@ struct AssignAddressPass
       if (auto g = v.getDefiningOp()
                        ? dyn_cast<tpu::GroupOp>(v.getDefiningOp()->getParentOp())
                        : nullptr)
-        last = std::max(last, index[g.getMembers().back()]);
+        last = std::max(last, index[membersOf(g).back()]);
       for (OpOperand &use : v.getUses()) {
         Operation *user = use.getOwner();
         // A value a group yields is used where the group's result is.
@@ -176,8 +182,7 @@ struct AssignAddressPass
       // A value a layer group keeps in local memory never reaches DDR; one
       // it stores (yielded, or reloaded transposed) or views in place does.
       if (layerGroup && isa<tpu::GroupOp>(op.getParentOp()) &&
-          !isStoredInGroup(&op,
-                           cast<tpu::GroupOp>(op.getParentOp()).getMembers()) &&
+          !isStoredInGroup(&op, membersOf(op.getParentOp())) &&
           !(isa<CodegenInterface>(op) &&
             cast<CodegenInterface>(op).aliasedOperand() >= 0))
         continue;

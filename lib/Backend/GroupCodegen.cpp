@@ -1014,8 +1014,11 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           else if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Input)
             inputBytes += bytesOf(i);
         const bool weightsFirst = weightBytes <= inputBytes;
-        for (bool inParts : {false, true})
-          for (bool weights : {weightsFirst, !weightsFirst})
+        // Whole operands before those loaded in parts; in each, weights or
+        // activations first as chosen above.
+        for (int pass = 0; pass < 4; ++pass) {
+          const bool inParts = pass >= 2;
+          const bool weights = (pass % 2 == 0) == weightsFirst;
           for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
             if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
               continue;
@@ -1062,6 +1065,7 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
               partLoads[i].push_back(ctx.load(bufs[i], t, f));
             }
           }
+        }
       }
       return success();
     };

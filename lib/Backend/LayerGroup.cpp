@@ -33,7 +33,6 @@
 #include "tpuc/Backend/LayerGroup.h"
 #include "tpuc/Backend/Passes.h"
 #include "tpuc/Backend/Target.h"
-#include "tpuc/Support/Module.h"
 #include "tpuc/Support/OpHelpers.h"
 #include "tpuc/Support/WeightStore.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -281,9 +280,10 @@ struct LayerGroupPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     chip::Target target;
-    if (failed(loadChip(module, chip, target)))
+    FailureOr<func::FuncOp> entry = loadChipAndEntry(module, chip, target);
+    if (failed(entry))
       return signalPassFailure();
-    func::FuncOp func = getEntryFunction(module);
+    func::FuncOp func = *entry;
     if (!func)
       return;
     // Groups of an earlier run dissolve: the partition starts afresh.

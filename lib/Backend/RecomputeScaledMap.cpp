@@ -12,7 +12,6 @@
 #include "tpuc/Backend/LayerGroup.h"
 #include "tpuc/Backend/Passes.h"
 #include "tpuc/Backend/Target.h"
-#include "tpuc/Support/Module.h"
 #include "tpuc/Support/OpHelpers.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -103,9 +102,10 @@ struct RecomputeScaledMapPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     chip::Target target;
-    if (failed(loadChip(module, chip, target)))
+    FailureOr<func::FuncOp> entry = loadChipAndEntry(module, chip, target);
+    if (failed(entry))
       return signalPassFailure();
-    func::FuncOp func = getEntryFunction(module);
+    func::FuncOp func = *entry;
     if (!func)
       return;
     SmallVector<tpu::MulOp> muls;

@@ -1,5 +1,6 @@
 //===- Target.cpp - Chip descriptions by name or path ---------------------===//
 #include "tpuc/Backend/Target.h"
+#include "tpuc/Support/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include <algorithm>
@@ -86,6 +87,14 @@ mlir::LogicalResult loadChip(mlir::ModuleOp module, const std::string &chip,
   if (!st.ok())
     return module.emitError() << st.message();
   return mlir::success();
+}
+
+mlir::FailureOr<mlir::func::FuncOp>
+loadChipAndEntry(mlir::ModuleOp module, const std::string &chip,
+                 chip::Target &out) {
+  if (mlir::failed(loadChip(module, chip, out)))
+    return mlir::failure();
+  return getEntryFunction(module);
 }
 
 } // namespace backend

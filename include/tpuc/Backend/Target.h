@@ -2,6 +2,7 @@
 #ifndef TPUC_BACKEND_TARGET_H
 #define TPUC_BACKEND_TARGET_H
 #include "tpuc/Chip/Target.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include <string>
 #include <vector>
@@ -20,6 +21,11 @@ chip::Status loadChip(const std::string &chip, chip::Target &out);
 /// The same for a pass: a failure becomes an error diagnostic on `module`.
 mlir::LogicalResult loadChip(mlir::ModuleOp module, const std::string &chip,
                              chip::Target &out);
+/// The prologue of a backend pass: loads the chip (a failure is an error on
+/// `module`) and returns the entry function, null when the module has none.
+mlir::FailureOr<mlir::func::FuncOp>
+loadChipAndEntry(mlir::ModuleOp module, const std::string &chip,
+                 chip::Target &out);
 } // namespace backend
 } // namespace tpuc
 #endif
