@@ -91,6 +91,9 @@ class DeployResult:
     model_comparison: CompareResult | None = None
     # INT8 tensors where the cmodel differs from the Tpu interpreter.
     int_mismatches: list[str] = field(default_factory=list)
+    # Under compare_all, tensors the Tpu interpreter has and the cmodel did
+    # not dump: layer groups keep them in local memory.
+    not_dumped: list[str] = field(default_factory=list)
 
     @property
     def roofline_ratio(self) -> float:
@@ -304,6 +307,8 @@ def _deploy(stages: Stages, mlir_path, quantize: str, chip: str, target,
     np.savez(result.model_outputs, **cmodel)
     # Without compare_all only the network outputs are checked.
     wanted = set(cmodel) if compare_all else set(run.outputs)
+    if compare_all:
+        result.not_dumped = sorted(set(tpu) - wanted - set(names))
     reference = {k: v for k, v in tpu.items() if k in wanted}
     # Integer tensors must equal the Tpu interpreter's bit for bit.
     result.int_mismatches = sorted(

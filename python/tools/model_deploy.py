@@ -70,6 +70,10 @@ def _run(args: argparse.Namespace) -> int:
         print_comparison(r.tpu_comparison, "Tpu interpreter", "reference", args.verbose)
     if r.model_comparison is not None:
         print_comparison(r.model_comparison, "cmodel", "Tpu interpreter", args.verbose)
+    if r.not_dumped:
+        print(f"{len(r.not_dumped)} tensors stay in local memory inside layer groups and "
+              f"were not compared (--disable_layer_group dumps every layer): "
+              f"{', '.join(r.not_dumped[:5])}{', ...' if len(r.not_dumped) > 5 else ''}")
     if r.int_mismatches:
         print(f"cmodel differs from the Tpu interpreter on {len(r.int_mismatches)} INT8 "
               f"tensors (must be bit-exact): {', '.join(r.int_mismatches[:5])}")
