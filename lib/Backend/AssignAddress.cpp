@@ -104,7 +104,7 @@ struct AssignAddressPass
     };
     for (auto g : body.getOps<tpu::GroupOp>())
       if (g.getNSlices() > 1 || g.getHSlices() > 1 || g.getRowChunk() > 0 ||
-          g.getMatmulEpilogue())
+          g.getTileEpilogue())
         span[g] = {index[g.getMembers().front()],
                    index[g.getMembers().back()]};
     auto isYielded = [](Value v) {
