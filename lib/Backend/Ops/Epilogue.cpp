@@ -12,6 +12,12 @@ using namespace tpuc::chip;
 namespace tpuc {
 namespace backend {
 
+/// The element type of scratch tensor `index` of `op` (null: the result's).
+static DType tempDType(Operation *op, unsigned index) {
+  Type t = cast<CodegenInterface>(op).localTempType(index);
+  return chipDType(t ? t : op->getResult(0).getType());
+}
+
 bool isResidualOperand(Operation *op, unsigned index) {
   Value v = op->getOperand(index);
   return !isNone(v) && !v.getDefiningOp<top::WeightOp>() &&
@@ -64,8 +70,7 @@ LogicalResult TileEpilogue::load(CodegenContext &ctx) {
     auto cg = cast<CodegenInterface>(op);
     temps = std::max(temps, cg.localTemps());
     for (unsigned i = 0; i < cg.localTemps(); ++i)
-      tempBytes = std::max<int64_t>(
-          tempBytes, dtypeSize(chipDType(cg.localTempType(i))));
+      tempBytes = std::max<int64_t>(tempBytes, dtypeSize(tempDType(op, i)));
     auto &w = weights.emplace_back();
     for (unsigned i = 1; i < op->getNumOperands(); ++i) {
       Value v = op->getOperand(i);
@@ -122,8 +127,7 @@ void TileEpilogue::apply(CodegenContext &ctx, LBuf &buf, const Operand &tile,
       lo.operands[residualSlots[r].second] = residualTiles[r];
     for (unsigned i = 0; i < cg.localTemps(); ++i) {
       Operand t = lmemTensor(tempBufs[i]->addr, tile.shape[0], tile.shape[1],
-                             tile.shape[2], tile.shape[3],
-                             chipDType(cg.localTempType(i)));
+                             tile.shape[2], tile.shape[3], tempDType(op, i));
       lo.temps.push_back({t, tempBufs[i]});
     }
     lo.result = {tile, &buf};
