@@ -346,8 +346,15 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
                      steps * ceilDiv(ocSlots * q.nT * q.ohT * OW * icT * KH * KW,
                                      tg.euFor(types.in));
         // Engines overlap in the steady state; about one step of the less
-        // busy engine (the first load or the last compute) does not.
-        q.cost = std::max(dma, tiu) + std::min(dma, tiu) / steps + dmaOverhead;
+        // busy engine does not, and the TIU waits for the first step's
+        // filter tile and input rows (a whole filter loaded up front is
+        // what a resident plan pays before its first instruction).
+        double firstLoad =
+            (double(ocMax) * icT * KH * KW * wes +
+             double(q.nT) * rowsFor(q.ohT) * W * (split ? icT : icMax) * ies) /
+                bw +
+            dmaOverhead;
+        q.cost = std::max(dma, tiu) + std::min(dma, tiu) / steps + firstLoad;
         if (!best.ocT || q.cost < best.cost)
           best = q;
       }
