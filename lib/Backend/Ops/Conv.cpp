@@ -11,7 +11,8 @@
 // own top/bottom pads are the part of the halo outside the image), batches
 // stacked when whole images fit. Among the tile sizes that fit LMEM with
 // double buffering, the one with the least estimated time (DDR traffic vs
-// TIU work, plus per-instruction overhead) wins, and the loop order (output
+// TIU work, plus per-instruction overhead and the first step's loads, which
+// the TIU waits for) wins, and the loop order (output
 // channels or spatial tiles outermost) is the one moving fewer bytes; a
 // buffer is only reloaded when its tile changes.
 //
