@@ -111,7 +111,7 @@ struct AssignAddressPass
     };
     for (auto g : body.getOps<tpu::GroupOp>())
       if (g.getNSlices() > 1 || g.getHSlices() > 1 || g.getRowChunk() > 0 ||
-          g.getMatmulEpilogue())
+          g.getTileEpilogue())
         span[g] = {index[membersOf(g).front()], index[membersOf(g).back()]};
     auto isYielded = [](Value v) {
       return llvm::any_of(v.getUsers(),

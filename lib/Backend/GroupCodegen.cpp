@@ -837,8 +837,8 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
 
 LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   SmallVector<Operation *> ops = group.getMembers();
-  if (group.getMatmulEpilogue())
-    return emitMatMulEpilogue(ctx, ops);
+  if (group.getTileEpilogue())
+    return emitTileEpilogue(ctx, ops);
   auto plan = planLayerGroup(ops, ctx.target(), group.getNSlices(),
                              group.getHSlices(), group.getRowChunk());
   if (failed(plan))

@@ -9,10 +9,11 @@
 // single op gains nothing over its own tiled codegen): their ops move into
 // the region of a tpu.Group, which yields the values used after it and
 // records the plan chosen (slices along N and H, chunk of rows). A run of
-// a MatMul and the elementwise ops on its result may instead become a
-// matmul epilogue group (isMatMulEpilogue), costed as the matmul's own tiled
-// code plus the epilogue's TIU work, which is how a matmul too big for a
-// group of whole tensors keeps its result out of DDR.
+// a MatMul or Conv and the elementwise ops on its result may instead become
+// a tile epilogue group (isTileEpilogue), costed as that op's own tiled
+// code (with the residual tiles it loads) plus the epilogue's TIU work,
+// which is how a matmul or conv too big for a group of whole tensors keeps
+// its result out of DDR.
 //
 // Cost model. On its own an op streams its tiles, overlapping DDR traffic
 // with compute: max(TIU cycles, DDR bytes / bandwidth) plus the latency of
@@ -89,11 +90,12 @@ double tiuCycles(Operation *op, const Target &t, bool inGroup = false) {
 constexpr double kSoloOverlapLoss = 0.5;
 
 /// Cycles of `op` with its own tiled codegen (none for a view of its
-/// operand's buffer, as a Reshape).
-double soloCycles(Operation *op, const Target &t) {
+/// operand's buffer, as a Reshape), moving `extraBytes` more (the residual
+/// tiles of a tile epilogue).
+double soloCycles(Operation *op, const Target &t, uint64_t extraBytes = 0) {
   if (cast<CodegenInterface>(op).aliasedOperand() >= 0)
     return 0;
-  uint64_t bytes = tensorBytes(op->getResult(0));
+  uint64_t bytes = tensorBytes(op->getResult(0)) + extraBytes;
   for (Value v : op->getOperands())
     bytes += tensorBytes(v);
   double ddr = double(bytes) / t.ddr_bytes_per_cycle, tiu = tiuCycles(op, t);
@@ -203,10 +205,16 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
   return std::max(end, done[G - 1]);
 }
 
-/// Cycles of a matmul epilogue group: the matmul's own tiled code, plus
-/// the TIU work of the ops applied to its tiles (counted as not hidden).
+/// Cycles of a tile epilogue group: the first op's own tiled code, which
+/// also loads the epilogue's residual tiles, plus the TIU work of the ops
+/// applied to its tiles (counted as not hidden).
 double epilogueCycles(ArrayRef<Operation *> ops, const Target &t) {
-  double c = soloCycles(ops[0], t);
+  uint64_t residualBytes = 0;
+  for (Operation *op : ops.drop_front())
+    for (Value v : op->getOperands().drop_front())
+      if (!v.getDefiningOp<top::WeightOp>())
+        residualBytes += tensorBytes(v);
+  double c = soloCycles(ops[0], t, residualBytes);
   for (Operation *op : ops.drop_front())
     c += tiuCycles(op, t);
   return c;
@@ -305,10 +313,10 @@ struct LayerGroupPass
     if (printPlan)
       for (auto g : func.getBody().front().getOps<tpu::GroupOp>()) {
         SmallVector<Operation *> ops = g.getMembers();
-        if (g.getMatmulEpilogue()) {
+        if (g.getTileEpilogue()) {
           g.emitRemark() << "layer group plan: " << ops.size()
-                         << " ops, a matmul with the rest applied to each "
-                            "output tile\n  estimated "
+                         << " ops, the first one's tiled code with the rest "
+                            "applied to each output tile\n  estimated "
                          << int64_t(epilogueCycles(ops, target)) << " cycles";
           continue;
         }
@@ -383,24 +391,26 @@ struct LayerGroupPass
         if (maxOps > 0 && int64_t(j - i) > maxOps)
           break;
         ArrayRef<Operation *> run = chain.slice(i, j - i);
-        // A matmul whose tiles take the ops after it as an epilogue.
-        if (isMatMulEpilogue(run)) {
+        // A matmul or conv whose tiles take the ops after it as an
+        // epilogue.
+        if (isTileEpilogue(run)) {
           double c = best[i] + epilogueCycles(run, target);
           if (c < best[j])
             best[j] = c, from[j] = i, slices[j] = 1, chunks[j] = 0,
             epilogue[j] = true;
         }
         // Once a run does not fit, longer ones ending here do not either;
-        // only a matmul further back may still start an epilogue group.
+        // only a matmul or conv further back may still start an epilogue
+        // group.
         if (!fits) {
-          if (isa<tpu::MatMulOp>(run[0]))
+          if (isa<tpu::MatMulOp, tpu::ConvOp>(run[0]))
             break;
           continue;
         }
         auto plan = planLayerGroup(run, target);
         if (failed(plan)) {
           fits = false;
-          if (isa<tpu::MatMulOp>(run[0]))
+          if (isa<tpu::MatMulOp, tpu::ConvOp>(run[0]))
             break;
           continue;
         }

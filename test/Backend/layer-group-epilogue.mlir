@@ -6,11 +6,11 @@
 // becomes the matmul's epilogue, applied to each output tile before its
 // store; the matmul's own result never reaches DDR.
 // CHECK-LABEL: func.func @ffn_gelu
-// CHECK: tpu.Group -> (tensor<1x128x3072xf32>) attributes {matmul_epilogue = true} {
+// CHECK: tpu.Group -> (tensor<1x128x3072xf32>) attributes {tile_epilogue = true} {
 // CHECK-NEXT: "tpu.MatMul"
 // CHECK-NEXT: "tpu.Active"
 // CHECK-NEXT: tpu.Yield
-// PLAN: layer group plan: 2 ops, a matmul with the rest applied to each output tile
+// PLAN: layer group plan: 2 ops, the first one's tiled code with the rest applied to each output tile
 // PLAN-NEXT: {{^}}  estimated {{[0-9]+}} cycles
 func.func @ffn_gelu(%arg0: tensor<1x128x768xf32>) -> tensor<1x128x3072xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x128x768xf32>) -> tensor<1x128x768xf32> loc("x")
@@ -25,7 +25,7 @@ func.func @ffn_gelu(%arg0: tensor<1x128x768xf32>) -> tensor<1x128x3072xf32> {
 
 // A matmul result used twice keeps its own store: no epilogue group.
 // CHECK-LABEL: func.func @two_users
-// CHECK-NOT: matmul_epilogue
+// CHECK-NOT: tile_epilogue
 // CHECK: return
 func.func @two_users(%arg0: tensor<1x128x768xf32>) -> (tensor<1x128x3072xf32>, tensor<1x128x3072xf32>) {
   %x = "top.Input"(%arg0) : (tensor<1x128x768xf32>) -> tensor<1x128x768xf32> loc("x")
@@ -34,4 +34,43 @@ func.func @two_users(%arg0: tensor<1x128x768xf32>) -> (tensor<1x128x3072xf32>, t
   %m = "tpu.MatMul"(%x, %w, %none) : (tensor<1x128x768xf32>, tensor<768x3072xf32>, none) -> tensor<1x128x3072xf32> loc("m")
   %g = "tpu.Active"(%m) {mode = "gelu"} : (tensor<1x128x3072xf32>) -> tensor<1x128x3072xf32> loc("g")
   return %m, %g : tensor<1x128x3072xf32>, tensor<1x128x3072xf32>
+}
+
+// -----
+
+// A ResNet layer3 conv on the small chip: its 256x256x3x3 F32 filter does
+// not fit local memory, so the residual Add (with its ReLU) becomes the
+// conv's epilogue: each output tile adds the residual's tile, loaded next
+// to it, before its store.
+// CHECK-LABEL: func.func @conv_residual
+// CHECK: tpu.Group -> (tensor<1x256x14x14xf32>) attributes {tile_epilogue = true} {
+// CHECK-NEXT: "tpu.Conv"
+// CHECK-NEXT: "tpu.Add"
+// CHECK-NEXT: tpu.Yield
+// PLAN: layer group plan: 2 ops, the first one's tiled code with the rest applied to each output tile
+func.func @conv_residual(%arg0: tensor<1x256x14x14xf32>, %arg1: tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32> loc("x")
+  %r = "top.Input"(%arg1) : (tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32> loc("r")
+  %w = "top.Weight"() : () -> tensor<256x256x3x3xf32> loc("w")
+  %b = "top.Weight"() : () -> tensor<256xf32> loc("b")
+  %none = "top.None"() : () -> none
+  %c = "tpu.Conv"(%x, %w, %b) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1]} : (tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>, tensor<256xf32>) -> tensor<1x256x14x14xf32> loc("c")
+  %a = "tpu.Add"(%c, %r) {do_relu = true} : (tensor<1x256x14x14xf32>, tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32> loc("a")
+  return %a : tensor<1x256x14x14xf32>
+}
+
+// -----
+
+// The residual broadcast along H is no tile of the result: no epilogue.
+// CHECK-LABEL: func.func @conv_broadcast
+// CHECK-NOT: tile_epilogue
+// CHECK: return
+func.func @conv_broadcast(%arg0: tensor<1x256x14x14xf32>, %arg1: tensor<1x256x1x14xf32>) -> tensor<1x256x14x14xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32> loc("x")
+  %r = "top.Input"(%arg1) : (tensor<1x256x1x14xf32>) -> tensor<1x256x1x14xf32> loc("r")
+  %w = "top.Weight"() : () -> tensor<256x256x3x3xf32> loc("w")
+  %none = "top.None"() : () -> none
+  %c = "tpu.Conv"(%x, %w, %none) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1]} : (tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>, none) -> tensor<1x256x14x14xf32> loc("c")
+  %a = "tpu.Add"(%c, %r) : (tensor<1x256x14x14xf32>, tensor<1x256x1x14xf32>) -> tensor<1x256x14x14xf32> loc("a")
+  return %a : tensor<1x256x14x14xf32>
 }

@@ -123,6 +123,22 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
            "const ::tpuc::chip::Operand &":$dst, "uint64_t":$src), "",
       [{ return ::mlir::failure(); }]>,
     InterfaceMethod<[{
+        Whether the op's own tiled code can apply `epilogue` (the ops after
+        it, each reading the previous one's result as its first operand) to
+        each of its output tiles in LMEM before the store, so that only the
+        last one's result reaches DDR (a tile epilogue group).
+      }], "bool", "takesTileEpilogue",
+      (ins "::llvm::ArrayRef<::mlir::Operation *>":$epilogue), "",
+      [{ return false; }]>,
+    InterfaceMethod<[{
+        Emits the op's tiled code applying `epilogue` to every output tile
+        and storing the tiles to the last epilogue op's result. Only called
+        when takesTileEpilogue(epilogue) holds.
+      }], "::mlir::LogicalResult", "codegenTileEpilogue",
+      (ins "::tpuc::backend::CodegenContext &":$ctx,
+           "::llvm::ArrayRef<::mlir::Operation *>":$epilogue), "",
+      [{ return ::mlir::failure(); }]>,
+    InterfaceMethod<[{
         Emits the TIU instructions computing the result in LMEM from
         LMEM-resident operands (see LocalOperands). Only called when
         supportsLocal() holds.

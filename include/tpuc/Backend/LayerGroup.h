@@ -126,14 +126,15 @@ void printGroupPlan(llvm::raw_ostream &os,
                     llvm::ArrayRef<mlir::Operation *> ops,
                     const GroupPlan &plan);
 
-/// Whether `ops` can run as a matmul epilogue group (tpu.Group's
-/// matmul_epilogue): a tpu.MatMul with its tiled code, then elementwise ops
-/// each reading only the previous one's result and weights, applied in
-/// place to every output tile before its store.
-bool isMatMulEpilogue(llvm::ArrayRef<mlir::Operation *> ops);
-/// Emits the matmul epilogue group `ops` (see isMatMulEpilogue).
-mlir::LogicalResult emitMatMulEpilogue(CodegenContext &ctx,
-                                       llvm::ArrayRef<mlir::Operation *> ops);
+/// Whether `ops` can run as a tile epilogue group (tpu.Group's
+/// tile_epilogue): the first op (a MatMul or Conv) with its own tiled code,
+/// then elementwise ops each reading the previous one's result, applied in
+/// place to every output tile before its store
+/// (CodegenInterface::takesTileEpilogue).
+bool isTileEpilogue(llvm::ArrayRef<mlir::Operation *> ops);
+/// Emits the tile epilogue group `ops` (see isTileEpilogue).
+mlir::LogicalResult emitTileEpilogue(CodegenContext &ctx,
+                                     llvm::ArrayRef<mlir::Operation *> ops);
 /// Emits a group between ctx.beginOp and ctx.endOp. Errors are diagnostics.
 mlir::LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group);
 

@@ -11,7 +11,8 @@
 // own top/bottom pads are the part of the halo outside the image), batches
 // stacked when whole images fit. Among the tile sizes that fit LMEM with
 // double buffering, the one with the least estimated time (DDR traffic vs
-// TIU work, plus per-instruction overhead) wins, and the loop order (output
+// TIU work, plus per-instruction overhead and the first step's loads, which
+// the TIU waits for) wins, and the loop order (output
 // channels or spatial tiles outermost) is the one moving fewer bytes; a
 // buffer is only reloaded when its tile changes.
 //
@@ -20,8 +21,15 @@
 // output tile (conv accumulate flag): bias with the first slice, relu and
 // the relu limit after the last.
 //
+// In a tile epilogue group (Epilogue.h) each finished output tile (after
+// the requant in INT8) goes through the ops after the conv before its
+// store: a residual Add reads its other operand's tile, loaded next to the
+// output tile (double-buffered), so neither the conv's result nor the
+// Add's own pass over DDR exists.
+//
 //===----------------------------------------------------------------------===//
 #include "ConvTiling.h"
+#include "Epilogue.h"
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -29,6 +37,9 @@ using namespace tpuc::chip;
 namespace tpuc {
 namespace backend {
 namespace {
+
+LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
+                       TileEpilogue *tileEp);
 
 struct ConvModel
     : public CodegenInterface::ExternalModel<ConvModel, tpu::ConvOp> {
@@ -52,7 +63,24 @@ struct ConvModel
     return numElements(o) * f[1] * f[2] * f[3];
   }
 
-  LogicalResult codegen(Operation *op, CodegenContext &ctx) const;
+  LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
+    return emitConv(cast<tpu::ConvOp>(op), ctx, nullptr);
+  }
+
+  /// Elementwise ops on an F32 or INT8 result (F16/BF16 may accumulate
+  /// in F32 tiles), with weights or residual tiles as other operands.
+  bool takesTileEpilogue(Operation *op, ArrayRef<Operation *> epilogue) const {
+    DType out = chipDType(op->getResult(0).getType());
+    return (out == DType::F32 || (out == DType::INT8 && localQuantized(op))) &&
+           isElementwiseEpilogue(op, epilogue, /*allowResiduals=*/true);
+  }
+  LogicalResult codegenTileEpilogue(Operation *op, CodegenContext &ctx,
+                                    ArrayRef<Operation *> ops) const {
+    TileEpilogue epilogue;
+    if (failed(epilogue.init(ctx, ops)))
+      return failure();
+    return emitConv(cast<tpu::ConvOp>(op), ctx, &epilogue);
+  }
 
   bool supportsLocal(Operation *op) const {
     auto conv = cast<tpu::ConvOp>(op);
@@ -164,12 +192,20 @@ struct ConvModel
   }
 };
 
-LogicalResult ConvModel::codegen(Operation *operation,
-                                 CodegenContext &ctx) const {
-  auto op = cast<tpu::ConvOp>(operation);
-  auto operands = getConvOperands(op, ctx);
+LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
+                       TileEpilogue *tileEp) {
+  auto operands = getConvOperands(
+      op, ctx,
+      tileEp ? std::optional<uint64_t>(tileEp->outAddr) : std::nullopt);
   if (failed(operands))
     return failure();
+  // The epilogue's weights load first; its residual and scratch tiles
+  // share the output tile's shape.
+  if (tileEp && failed(tileEp->load(ctx)))
+    return failure();
+  const int64_t epBytes = tileEp ? tileEp->bytesPerElement(1) : 0,
+                epBufs = tileEp ? 2 * tileEp->residuals.size() + tileEp->temps
+                                : 0;
   const MacTypes types = operands->types;
   const Tensor *in = &operands->in, *fl = &operands->filter,
                *out = &operands->out;
@@ -239,12 +275,12 @@ LogicalResult ConvModel::codegen(Operation *operation,
       int64_t fixed = wSlots * ocSlots *
                           (icT * KH * KW * wes + (hasBias ? bes : 0) +
                            (epilogue->table ? 2 * 4 : 0)) +
-                      10 * 64;
+                      (10 + epBufs) * 64;
       auto inPer = [&](int64_t nT, int64_t ohT) {
         return icSlotsL * nT * rowsFor(ohT) * W * ies;
       };
       auto outPer = [&](int64_t nT, int64_t ohT) {
-        return ocSlots * nT * ohT * OW * (aes + (quant ? oes : 0));
+        return ocSlots * nT * ohT * OW * (aes + (quant ? oes : 0) + epBytes);
       };
       // The largest spatial tile that fits, then smaller ones: more steps let
       // the loads and stores of one step overlap the compute of another.
@@ -311,8 +347,15 @@ LogicalResult ConvModel::codegen(Operation *operation,
                      steps * ceilDiv(ocSlots * q.nT * q.ohT * OW * icT * KH * KW,
                                      tg.euFor(types.in));
         // Engines overlap in the steady state; about one step of the less
-        // busy engine (the first load or the last compute) does not.
-        q.cost = std::max(dma, tiu) + std::min(dma, tiu) / steps + dmaOverhead;
+        // busy engine does not, and the TIU waits for the first step's
+        // filter tile and input rows (a whole filter loaded up front is
+        // what a resident plan pays before its first instruction).
+        double firstLoad =
+            (double(ocMax) * icT * KH * KW * wes +
+             double(q.nT) * rowsFor(q.ohT) * W * (split ? icT : icMax) * ies) /
+                bw +
+            dmaOverhead;
+        q.cost = std::max(dma, tiu) + std::min(dma, tiu) / steps + firstLoad;
         if (!best.ocT || q.cost < best.cost)
           best = q;
       }
@@ -381,6 +424,22 @@ LogicalResult ConvModel::codegen(Operation *operation,
                                    qReserve)) ||
        failed(pipe.addGroup(ctx, qOutBytes, 2))))
     return failure();
+  // The epilogue's residual tiles (two slots each), then its scratch.
+  const unsigned kRes = pipe.groups.size();
+  if (tileEp) {
+    for (const Tensor &r : tileEp->residuals)
+      if (failed(pipe.addGroup(
+              ctx, ctx.lmemBytes({best.nT, ocMax, best.ohT, OW}, r.dtype), 2)))
+        return failure();
+    for (unsigned i = 0; i < tileEp->temps; ++i)
+      if (failed(pipe.addGroup(
+              ctx,
+              ctx.lmemBytes({best.nT, ocMax, best.ohT, OW},
+                            tileEp->tempBytes == 4 ? DType::INT32 : types.out),
+              1)))
+        return failure();
+  }
+  SmallVector<SmallVector<LBuf *, 2>> resBufs(steps.size());
 
   const bool relu = op.getDoRelu();
   const double limit = op.getReluLimit().convertToDouble();
@@ -440,6 +499,20 @@ LogicalResult ConvModel::codegen(Operation *operation,
     // The output tile stays put while its slices accumulate.
     auto [o, unused] = pipe.acquire(kOut, st.o * int64_t(sps.size()) + st.p);
     (void)unused;
+    // A residual tile loads with the output tile's first slice.
+    for (size_t r = 0; tileEp && r < tileEp->residuals.size(); ++r) {
+      const Tensor &res = tileEp->residuals[r];
+      auto [rb, newR] =
+          pipe.acquire(kRes + r, st.o * int64_t(sps.size()) + st.p);
+      int64_t es = dtypeSize(res.dtype);
+      if (newR)
+        ctx.load(*rb, lmemTensor(rb->addr, sp.nT, t.oc, sp.ohT, OW, res.dtype),
+                 ddrOperand(res.addr +
+                                ((sp.n0 * OC + t.o0) * OH + sp.oh0) * OW * es,
+                            {sp.nT, t.oc, sp.ohT, OW},
+                            {OC * OH * OW, OH * OW, OW, 1}, res.dtype));
+      resBufs[i].push_back(rb);
+    }
     bufs[i] = {w, b, x, o, qt, qo};
   };
 
@@ -477,15 +550,30 @@ LogicalResult ConvModel::codegen(Operation *operation,
     // The INT8 relu limit is in the result's type already (the lowering's).
     if (relu && limit >= 0 && !quant)
       ctx.tiu(makeBinaryScalar(BinaryOp::Min, outL, outL, limit), {o});
+    // The epilogue transforms the tile (after the requant) in place.
+    auto applyEpilogue = [&](LBuf &buf, const Operand &tile) {
+      SmallVector<LocalTensor, 2> res;
+      for (auto [r, rb] : llvm::enumerate(resBufs[i]))
+        res.push_back({lmemTensor(rb->addr, sp.nT, t.oc, sp.ohT, OW,
+                                  tileEp->residuals[r].dtype),
+                       rb});
+      SmallVector<LBuf *, 2> temps;
+      for (unsigned k = 0; k < tileEp->temps; ++k)
+        temps.push_back(pipe.acquire(kRes + tileEp->residuals.size() + k, 0)
+                            .first);
+      tileEp->apply(ctx, buf, tile, res, temps);
+    };
     // The store narrows an F32 accumulator to the result's dtype.
     storeMacResult(
         ctx, types, *epilogue,
         ddrOperand(out->addr + ((sp.n0 * OC + t.o0) * OH + sp.oh0) * OW * oes,
                    {sp.nT, t.oc, sp.ohT, OW}, {OC * OH * OW, OH * OW, OW, 1},
                    types.out),
-        *o, outL, qo, epilogue->table ? qt : nullptr);
+        *o, outL, qo, epilogue->table ? qt : nullptr,
+        tileEp ? function_ref<void(LBuf &, const Operand &)>(applyEpilogue)
+               : function_ref<void(LBuf &, const Operand &)>());
   }
-  return success();
+  return success(!tileEp || !tileEp->broken);
 }
 
 } // namespace

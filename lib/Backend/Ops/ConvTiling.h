@@ -26,12 +26,17 @@ struct ConvOperands {
 };
 
 template <typename OpTy>
-mlir::FailureOr<ConvOperands> getConvOperands(OpTy op, CodegenContext &ctx) {
+mlir::FailureOr<ConvOperands>
+getConvOperands(OpTy op, CodegenContext &ctx,
+                std::optional<uint64_t> outAddr = std::nullopt) {
   auto types = macTypes(ctx, op.getFilter(), op.getBias());
   if (mlir::failed(types))
     return mlir::failure();
+  // A result a tile epilogue transforms is stored where the last epilogue
+  // op's result lives.
   auto in = getTensor(ctx, op.getInput()), fl = getTensor(ctx, op.getFilter()),
-       out = getTensor(ctx, op.getOutput());
+       out = outAddr ? mlir::FailureOr<Tensor>(tensorAt(op.getOutput(), *outAddr))
+                     : getTensor(ctx, op.getOutput());
   if (mlir::failed(in) || mlir::failed(fl) || mlir::failed(out))
     return mlir::failure();
   ConvOperands r{*types, *in, *fl, *out, std::nullopt,

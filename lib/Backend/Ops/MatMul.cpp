@@ -23,16 +23,15 @@
 // the N outputs spread over the lanes; the bias and relu follow as one
 // binary add (the bias varies along lanes, the matmul bias along N').
 //
-// A matmul epilogue group (tpu.Group with matmul_epilogue) runs its matmul
+// A tile epilogue group (tpu.Group with tile_epilogue, Epilogue.h) runs its matmul
 // with this tiled code and applies the ops after it (an activation, a lookup
 // table: elementwise, in place) to each finished output tile in LMEM before
 // the store, so the matmul's own result never goes to DDR; their weights
 // (a table) load once before the tiles.
 //
 //===----------------------------------------------------------------------===//
-#include "Common.h"
+#include "Epilogue.h"
 #include "tpuc/Backend/LayerGroup.h"
-#include <deque>
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -48,64 +47,6 @@ bool isRowTimesWeight(tpu::MatMulOp op) {
          op.getRight().hasOneUse() && !a.empty() &&
          numElements(a) == a.back();
 }
-
-/// The ops of a matmul epilogue group after its matmul, applied in place
-/// to each finished output tile (see the header), and the DDR address of
-/// the last one's result, which the tiles are stored to instead.
-struct TileEpilogue {
-  SmallVector<Operation *, 2> ops;
-  /// Per op: its operands after the first (weights, loaded once).
-  SmallVector<SmallVector<LocalTensor, 2>, 2> weights;
-  std::deque<LBuf> bufs;
-  uint64_t outAddr = 0;
-  bool broken = false;
-
-  /// Loads the ops' weights into LMEM; before the matmul sizes its tiles.
-  LogicalResult load(CodegenContext &ctx) {
-    for (Operation *op : ops) {
-      auto cg = cast<CodegenInterface>(op);
-      auto &w = weights.emplace_back();
-      for (unsigned i = 1; i < op->getNumOperands(); ++i) {
-        Value v = op->getOperand(i);
-        if (isNone(v)) {
-          w.push_back({});
-          continue;
-        }
-        SmallVector<int64_t, 4> shape = cg.localShape(i);
-        auto t = getTensor(ctx, v);
-        if (failed(t))
-          return failure();
-        if (shape.size() != 4 || numElements(shape) != t->numElements())
-          return ctx.error() << "epilogue operand #" << i << " of "
-                             << op->getName() << " has no local layout";
-        std::array<int64_t, 4> s4{shape[0], shape[1], shape[2], shape[3]};
-        auto buf = ctx.alloc(ctx.lmemBytes(s4, t->dtype));
-        if (!buf)
-          return ctx.error() << "epilogue operands do not fit local memory";
-        LBuf &b = bufs.emplace_back(*buf);
-        Operand lm = lmemTensor(b.addr, s4[0], s4[1], s4[2], s4[3], t->dtype);
-        ctx.load(b, lm,
-                 ddrTensor(t->addr, uint32_t(s4[0]), uint32_t(s4[1]),
-                           uint32_t(s4[2]), uint32_t(s4[3]), t->dtype));
-        w.push_back({lm, &b});
-      }
-    }
-    return success();
-  }
-
-  /// Runs the ops in place on `tile` of `buf`.
-  void apply(CodegenContext &ctx, LBuf &buf, const Operand &tile) {
-    for (auto [op, w] : llvm::zip(ops, weights)) {
-      LocalOperands lo;
-      lo.ctx = &ctx;
-      lo.operands.push_back({tile, &buf});
-      lo.operands.append(w.begin(), w.end());
-      lo.result = {tile, &buf};
-      if (failed(cast<CodegenInterface>(op).codegenLocal(ctx, lo)))
-        broken = true;
-    }
-  }
-};
 
 LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
                          TileEpilogue *epilogue);
@@ -133,6 +74,20 @@ struct MatMulModel
   }
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
     return emitMatMul(cast<tpu::MatMulOp>(op), ctx, nullptr);
+  }
+
+  /// Elementwise ops reading only the tile and weights (no scratch); not
+  /// after a single row times a weight, whose result is transposed.
+  bool takesTileEpilogue(Operation *op, ArrayRef<Operation *> epilogue) const {
+    return !isRowTimesWeight(cast<tpu::MatMulOp>(op)) &&
+           isElementwiseEpilogue(op, epilogue, /*allowResiduals=*/false);
+  }
+  LogicalResult codegenTileEpilogue(Operation *op, CodegenContext &ctx,
+                                    ArrayRef<Operation *> ops) const {
+    TileEpilogue epilogue;
+    if (failed(epilogue.init(ctx, ops)))
+      return failure();
+    return emitMatMul(cast<tpu::MatMulOp>(op), ctx, &epilogue);
   }
 
   /// In a group (F32, F16 or BF16), operands and result are held whole in
@@ -764,48 +719,6 @@ LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
 }
 
 } // namespace
-
-bool isMatMulEpilogue(ArrayRef<Operation *> ops) {
-  auto mm = ops.empty() ? tpu::MatMulOp() : dyn_cast<tpu::MatMulOp>(ops[0]);
-  if (ops.size() < 2 || !mm || isRowTimesWeight(mm))
-    return false;
-  Type resultType = mm.getOutput().getType();
-  for (size_t k = 1; k < ops.size(); ++k) {
-    Operation *op = ops[k];
-    auto cg = dyn_cast<CodegenInterface>(op);
-    Value prev = ops[k - 1]->getResult(0);
-    // Elementwise in place on the tile: same shape and element type, no
-    // scratch, and every other operand a weight with a local layout.
-    if (!cg || !canJoinLayerGroup(op) || !cg.localElementwise() ||
-        cg.localTemps() != 0 || op->getOperand(0) != prev ||
-        !prev.hasOneUse() || getShape(op->getResult(0)) != getShape(prev) ||
-        chipDType(op->getResult(0).getType()) != chipDType(resultType))
-      return false;
-    for (unsigned i = 1; i < op->getNumOperands(); ++i) {
-      Value v = op->getOperand(i);
-      if (isNone(v))
-        continue;
-      SmallVector<int64_t, 4> shape = cg.localShape(i);
-      if (!v.getDefiningOp<top::WeightOp>() || shape.size() != 4 ||
-          numElements(shape) != numElements(getShape(v)))
-        return false;
-    }
-  }
-  return true;
-}
-
-LogicalResult emitMatMulEpilogue(CodegenContext &ctx,
-                                 ArrayRef<Operation *> ops) {
-  if (!isMatMulEpilogue(ops))
-    return ctx.error() << "does not start a matmul epilogue group";
-  auto out = ddrAddr(ops.back()->getResult(0));
-  if (!out)
-    return ops.back()->emitOpError() << "has no DDR address";
-  TileEpilogue epilogue;
-  epilogue.ops.assign(ops.begin() + 1, ops.end());
-  epilogue.outAddr = *out;
-  return emitMatMul(cast<tpu::MatMulOp>(ops[0]), ctx, &epilogue);
-}
 
 void attachMatMulModels(MLIRContext *ctx) {
   tpu::MatMulOp::attachInterface<MatMulModel>(*ctx);

@@ -131,8 +131,8 @@ func.func @n_slices_zero(%arg0: tensor<4x4x8x8xf32>) -> tensor<4x4x8x8xf32> {
 // -----
 
 func.func @epilogue_no_matmul(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  // expected-error @+1 {{a matmul epilogue group starts with a tpu.MatMul followed by at least one op}}
-  %g = tpu.Group -> (tensor<1x4x8x8xf32>) attributes {matmul_epilogue = true} {
+  // expected-error @+1 {{a tile epilogue group starts with a tpu.MatMul or tpu.Conv followed by at least one op}}
+  %g = tpu.Group -> (tensor<1x4x8x8xf32>) attributes {tile_epilogue = true} {
     %a = "tpu.Active"(%arg0) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     tpu.Yield %b : tensor<1x4x8x8xf32>
@@ -155,9 +155,9 @@ func.func @n_slices_batch(%arg0: tensor<4x4x8x8xf32>) -> tensor<4x4x8x8xf32> {
 
 func.func @epilogue_not_chain(%arg0: tensor<1x8x16xf32>, %arg1: tensor<16x16xf32>) -> tensor<1x8x16xf32> {
   %none = "top.None"() : () -> none
-  %g = tpu.Group -> (tensor<1x8x16xf32>) attributes {matmul_epilogue = true} {
+  %g = tpu.Group -> (tensor<1x8x16xf32>) attributes {tile_epilogue = true} {
     %m = "tpu.MatMul"(%arg0, %arg1, %none) : (tensor<1x8x16xf32>, tensor<16x16xf32>, none) -> tensor<1x8x16xf32>
-    // expected-error @+1 {{in a matmul epilogue group must be the only user of the previous member's result, as its first operand}}
+    // expected-error @+1 {{in a tile epilogue group must be the only user of the previous member's result, as its first operand}}
     %a = "tpu.Active"(%arg0) {mode = "gelu"} : (tensor<1x8x16xf32>) -> tensor<1x8x16xf32>
     tpu.Yield %a : tensor<1x8x16xf32>
   }
@@ -179,8 +179,8 @@ func.func @n_slices_chunk(%arg0: tensor<4x32xf32>) -> tensor<4x32xf32> {
 
 func.func @epilogue_sliced(%arg0: tensor<1x8x16xf32>, %arg1: tensor<16x16xf32>) -> tensor<1x8x16xf32> {
   %none = "top.None"() : () -> none
-  // expected-error @+1 {{a matmul epilogue group is neither sliced nor chunked}}
-  %g = tpu.Group -> (tensor<1x8x16xf32>) attributes {matmul_epilogue = true, row_chunk = 2 : i64} {
+  // expected-error @+1 {{a tile epilogue group is neither sliced nor chunked}}
+  %g = tpu.Group -> (tensor<1x8x16xf32>) attributes {tile_epilogue = true, row_chunk = 2 : i64} {
     %m = "tpu.MatMul"(%arg0, %arg1, %none) : (tensor<1x8x16xf32>, tensor<16x16xf32>, none) -> tensor<1x8x16xf32>
     %a = "tpu.Active"(%m) {mode = "gelu"} : (tensor<1x8x16xf32>) -> tensor<1x8x16xf32>
     tpu.Yield %a : tensor<1x8x16xf32>

@@ -1,7 +1,7 @@
 """Matmul epilogue groups: a matmul whose weight does not fit local memory
 with the GELU after it (a BERT-style FFN on tpu_edge: GELU(x W1 + b) W2)
 runs with the GELU applied to each output tile before its store. The compiled
-module groups them (matmul_epilogue), the cmodel's output matches
+module groups them (tile_epilogue), the cmodel's output matches
 onnxruntime in F32 and F16, and in INT8 (GELU as a lookup table) every
 tensor equals the Tpu interpreter's bit for bit."""
 from __future__ import annotations
@@ -68,9 +68,9 @@ def test_gelu_epilogue_matches_onnxruntime(ffn, chip, mode, min_cos):
                tolerance=(0.99, 0.9))
     final = r.final_mlir.read_text()
     if chip == "tpu_edge":
-        assert "matmul_epilogue = true" in final
+        assert "tile_epilogue = true" in final
     elif mode != "F32":
-        assert "tpu.Group" in final and "matmul_epilogue" not in final
+        assert "tpu.Group" in final and "tile_epilogue" not in final
     assert r.passed
     if mode == "INT8":
         assert r.int_mismatches == []

@@ -87,27 +87,28 @@ LogicalResult GroupOp::verify() {
         return op.emitOpError()
                << "is used outside its tpu.Group without being yielded";
   }
-  if (getMatmulEpilogue())
-    return verifyMatMulEpilogue();
+  if (getTileEpilogue())
+    return verifyTileEpilogue();
   return success();
 }
 
-/// A matmul epilogue group is a tpu.MatMul and a chain of ops, each reading
-/// the previous one's result (its only use) as its first operand.
-LogicalResult GroupOp::verifyMatMulEpilogue() {
+/// A tile epilogue group is a tpu.MatMul or tpu.Conv and a chain of ops,
+/// each reading the previous one's result (its only use) as its first
+/// operand.
+LogicalResult GroupOp::verifyTileEpilogue() {
   if (getNSlices() > 1 || getHSlices() > 1 || getRowChunk() > 0)
-    return emitOpError() << "a matmul epilogue group is neither sliced nor "
+    return emitOpError() << "a tile epilogue group is neither sliced nor "
                             "chunked";
   SmallVector<Operation *> ops = getMembers();
-  if (ops.size() < 2 || !isa<MatMulOp>(ops.front()))
-    return emitOpError() << "a matmul epilogue group starts with a tpu.MatMul "
-                            "followed by at least one op";
+  if (ops.size() < 2 || !isa<MatMulOp, ConvOp>(ops.front()))
+    return emitOpError() << "a tile epilogue group starts with a tpu.MatMul "
+                            "or tpu.Conv followed by at least one op";
   for (size_t k = 1; k < ops.size(); ++k) {
     Value prev = ops[k - 1]->getResult(0);
     if (ops[k]->getNumOperands() == 0 || ops[k]->getOperand(0) != prev ||
         !prev.hasOneUse())
       return ops[k]->emitOpError()
-             << "in a matmul epilogue group must be the only user of the "
+             << "in a tile epilogue group must be the only user of the "
                 "previous member's result, as its first operand";
   }
   return success();

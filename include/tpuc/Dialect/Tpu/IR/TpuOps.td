@@ -321,9 +321,10 @@ def Tpu_GroupOp : Tpu_Op<"Group", [SingleBlock, NoRegionArguments,
     the batch), recomputing the halo rows the windows need;
     `row_chunk` > 0 runs a group in the rows view (elementwise ops on
     tensors that are not NCHW) as a loop over chunks of that many rows per
-    lane; `matmul_epilogue` runs a group whose first op is a tpu.MatMul
-    too big to hold whole, followed by a chain of elementwise ops on its
-    result (an activation, a lookup table), as the matmul's own tiled code
+    lane; `tile_epilogue` runs a group whose first op is a tpu.MatMul or
+    tpu.Conv too big to hold whole, followed by a chain of elementwise ops
+    on its result (an activation, a lookup table, a residual Add whose
+    other operand is read tile by tile), as that op's own tiled code
     applying the chain to each output tile in local memory before its
     store, so only the chain's last result reaches DDR. The default plan
     holds every tensor whole.
@@ -339,7 +340,7 @@ def Tpu_GroupOp : Tpu_Op<"Group", [SingleBlock, NoRegionArguments,
   let arguments = (ins DefaultValuedAttr<I64Attr, "1">:$n_slices,
                        DefaultValuedAttr<I64Attr, "1">:$h_slices,
                        DefaultValuedAttr<I64Attr, "0">:$row_chunk,
-                       DefaultValuedAttr<BoolAttr, "false">:$matmul_epilogue);
+                       DefaultValuedAttr<BoolAttr, "false">:$tile_epilogue);
   let results = (outs Variadic<Tpu_Tensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
@@ -350,8 +351,8 @@ def Tpu_GroupOp : Tpu_Op<"Group", [SingleBlock, NoRegionArguments,
     ::llvm::SmallVector<::mlir::Operation *> getMembers();
     /// The body value returned as result `index`.
     ::mlir::Value getYielded(unsigned index);
-    /// The checks of a `matmul_epilogue` group's structure.
-    ::mlir::LogicalResult verifyMatMulEpilogue();
+    /// The checks of a `tile_epilogue` group's structure.
+    ::mlir::LogicalResult verifyTileEpilogue();
   }];
   let hasVerifier = 1;
 }
