@@ -41,6 +41,35 @@ namespace {
 LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
                        TileEpilogue *tileEp);
 
+/// A float 1x1 conv to one channel whose weights are all equal (a mean
+/// over the channels: LayerNorm over C becomes one) as a sum across the
+/// lanes, then the weight and the bias as scalars: (weight, bias). As a
+/// conv it would run on one lane.
+std::optional<std::pair<float, float>> channelSum(tpu::ConvOp op,
+                                                  CodegenContext &ctx) {
+  auto f = getShape(op.getFilter());
+  auto isF32 = [](Value v) { return chipDType(v.getType()) == DType::F32; };
+  if (f.size() != 4 || f[0] != 1 || f[2] != 1 || f[3] != 1 ||
+      op.getGroup() != 1 || !isF32(op.getInput()) || !isF32(op.getOutput()) ||
+      llvm::any_of(getI64s(op.getStrides()), [](int64_t x) { return x != 1; }) ||
+      llvm::any_of(getI64s(op.getPads()), [](int64_t x) { return x != 0; }) ||
+      !op.getFilter().getDefiningOp<top::WeightOp>() ||
+      (!isNone(op.getBias()) && !op.getBias().getDefiningOp<top::WeightOp>()))
+    return std::nullopt;
+  auto w = ctx.constant(op.getFilter());
+  if (failed(w) || w->empty() ||
+      llvm::any_of(*w, [&](float x) { return x != w->front(); }))
+    return std::nullopt;
+  float bias = 0;
+  if (!isNone(op.getBias())) {
+    auto b = ctx.constant(op.getBias());
+    if (failed(b) || b->size() != 1)
+      return std::nullopt;
+    bias = b->front();
+  }
+  return std::make_pair(w->front(), bias);
+}
+
 struct ConvModel
     : public CodegenInterface::ExternalModel<ConvModel, tpu::ConvOp> {
   LogicalResult layoutWeight(Operation *op, unsigned index,
@@ -184,7 +213,18 @@ struct ConvModel
       emitRequant([&](const Instruction &i) { return t.emit(i); }, out, acc, rq);
       return success();
     }
-    t.emit(makeConv(out, t.operands[0].lmem, t.operands[1].lmem, bias, cp));
+    if (auto sum = channelSum(op, ctx)) {
+      auto [w, b] = *sum;
+      t.emit(makeReduce(chip::ReduceMode::Sum, out, t.operands[0].lmem, 1));
+      if (w != 1.f)
+        t.emit(makeBinaryScalar(chip::BinaryOp::Mul, out, out, w));
+      if (b != 0.f)
+        t.emit(makeBinaryScalar(chip::BinaryOp::Add, out, out, b));
+      if (cp.relu)
+        t.emit(makeBinaryScalar(chip::BinaryOp::Max, out, out, 0.0));
+    } else {
+      t.emit(makeConv(out, t.operands[0].lmem, t.operands[1].lmem, bias, cp));
+    }
     double limit = op.getReluLimit().convertToDouble();
     if (op.getDoRelu() && limit >= 0)
       t.emit(makeBinaryScalar(BinaryOp::Min, out, out, limit));

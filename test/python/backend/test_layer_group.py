@@ -416,3 +416,36 @@ def test_int8_lut_rows_group_bit_exact(chip, tmp_path):
         if '"tpu.Lut"' in line or '"tpu.Add"' in line:
             assert line.strip() in grouped_ops, line
     assert "a" not in named
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("hw", [16, 128])
+def test_channel_mean_conv_group(chip, hw, tmp_path):
+    """A 1x1 conv to one channel with equal weights (LayerNorm over C as
+    channel-first ops) in a group, whole or sliced along H, is a reduce
+    across the lanes and scalar ops (not a conv on one lane), equal to the
+    interpreter's conv; other weights stay a conv."""
+    rng = np.random.default_rng(7)
+    c = 24
+    net = Net()
+    shape = (1, c, hw, hw)
+    x = net.input("x", rng.standard_normal(shape))
+    y, s = conv(net, x, shape, c, (3, 3), pads=(1, 1, 1, 1), rng=rng, name="c0")
+    one = (1, 1, hw, hw)
+    attrs = ("kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], "
+             "dilations = [1, 1], group = 1 : i64, do_relu = {}")
+    mw = net.weight("mean_w", np.full((1, c, 1, 1), 1.0 / c))
+    mb = net.weight("mean_b", np.array([0.25]))
+    mean = net.op("tpu.Conv", [y, mw, mb], one, attrs.format("true"), "mean")
+    ow = net.weight("other_w", rng.standard_normal((1, c, 1, 1)))
+    other = net.op("tpu.Conv", [y, ow, net.none()], one, attrs.format("false"), "other")
+    out = net.op("tpu.Add", [mean, other], one, "", "out")
+    text, r, _ = run(net, [out], chip, tmp_path)
+    assert len(layer_groups(text)) == 1, text
+    if hw == 128 and chip == "tpu_edge":
+        assert max(group_slices(text)) > 1, text
+    names = [rec["name"] for rec in r.stats.raw.records]
+    slices = max(group_slices(text))
+    assert names.count("reduce.sum") == slices
+    # c0 and `other` stay convs.
+    assert names.count("conv") == 2 * slices
