@@ -247,10 +247,34 @@ struct BinaryModel
                 t.temps[1].lmem);
       return success();
     }
-    t.emit(makeBinary(Kind, t.result.lmem, t.operands[0].lmem,
-                      t.operands[1].lmem, relu));
+    Operand out = t.result.lmem, a = t.operands[0].lmem,
+            b = t.operands[1].lmem;
+    for (int k = 0; k < 2; ++k) {
+      Operand &bc = k ? b : a, &full = k ? a : b;
+      auto bb = batchBroadcast(getShape(op->getOperand(k)),
+                               getShape(op->getResult(0)));
+      if (!bb || bc.shape[0] == out.shape[0])
+        continue;
+      // The batch [outer * inner] as N = outer, H = inner (H is 1 in the
+      // matrix view), so the TIU broadcasts the operand along N or H.
+      if (out.shape[2] != 1 || full.shape[0] != out.shape[0])
+        return failure();
+      for (Operand *o : {&out, &full}) {
+        o->shape[0] = uint32_t(bb->outer), o->shape[2] = uint32_t(bb->inner);
+        o->stride[2] = o->stride[0];
+        o->stride[0] *= int32_t(bb->inner);
+      }
+      if (!bb->heldOuter) {
+        bc.shape[2] = bc.shape[0], bc.stride[2] = bc.stride[0];
+        bc.shape[0] = 1;
+      }
+      break;
+    }
+    t.emit(makeBinary(Kind, out, a, b, relu));
     return success();
   }
+  /// Float ops take an operand broadcast over a split of the batch.
+  bool localBatchBroadcast(Operation *op) const { return !isQuantizedOp(op); }
 };
 
 struct ActiveModel
