@@ -59,7 +59,7 @@ SmallVector<int64_t, 4> wantedLayout(Value v) {
       continue;
     }
     auto cg = dyn_cast<CodegenInterface>(user);
-    if (!cg || isa<tpu::PermuteOp>(user))
+    if (!cg || isa<tpu::PermuteOp, tpu::SliceOp>(user))
       continue;
     if (isa<tpu::ReshapeOp>(user)) {
       if (auto l = wantedLayout(user->getResult(0)); !l.empty())
