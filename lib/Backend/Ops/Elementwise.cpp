@@ -251,13 +251,18 @@ struct BinaryModel
             b = t.operands[1].lmem;
     for (int k = 0; k < 2; ++k) {
       Operand &bc = k ? b : a, &full = k ? a : b;
-      auto bb = batchBroadcast(getShape(op->getOperand(k)),
-                               getShape(op->getResult(0)));
-      if (!bb || bc.shape[0] == out.shape[0])
+      auto rs = getShape(op->getResult(0));
+      auto bb = batchBroadcast(getShape(op->getOperand(k)), rs);
+      // Only an operand held as some of the batches of the matrix view
+      // [batch, rows, 1, cols] (one batch broadcasts natively).
+      if (!bb || bc.shape[0] == 1 || bc.shape[0] == out.shape[0] ||
+          out.shape[0] != bb->outer * bb->inner ||
+          out.shape[1] != rs[rs.size() - 2] || out.shape[2] != 1 ||
+          out.shape[3] != rs.back())
         continue;
-      // The batch [outer * inner] as N = outer, H = inner (H is 1 in the
-      // matrix view), so the TIU broadcasts the operand along N or H.
-      if (out.shape[2] != 1 || full.shape[0] != out.shape[0])
+      // The batch [outer * inner] as N = outer, H = inner, so the TIU
+      // broadcasts the operand along N or H.
+      if (full.shape[0] != out.shape[0])
         return failure();
       for (Operand *o : {&out, &full}) {
         o->shape[0] = uint32_t(bb->outer), o->shape[2] = uint32_t(bb->inner);
