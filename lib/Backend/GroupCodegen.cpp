@@ -365,6 +365,11 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
           ls.assign(follow->begin(), follow->end());
         else if (e == 1 || (e == (*follow)[3] && e == getShape(v).back()))
           ls = {1, 1, 1, e};
+        else if (auto bb = batchBroadcast(getShape(v), getShape(res));
+                 bb && cg.localBatchBroadcast() && (*follow)[2] == 1 &&
+                 (*follow)[0] == bb->outer * bb->inner)
+          ls = {bb->heldOuter ? bb->outer : bb->inner, (*follow)[1], 1,
+                (*follow)[3]};
         else
           return failure();
       } else if (rows) {

@@ -113,7 +113,22 @@ double groupCycles(ArrayRef<Operation *> ops, const Target &t) {
                fixed = t.ddr_latency_cycles + t.gdma_issue_cycles;
   double gdma = 0, tiu = 0;
   std::vector<double> ready(ops.size());
+  // A result the group loads (localLoad) costs its own moves, which may
+  // read short runs of whole bursts.
+  auto loadCycles = [&](Operation *op) {
+    auto cg = cast<CodegenInterface>(op);
+    double c = cg.localLoad() ? cg.localLoadCycles(t) : 0;
+    return c > 0 ? c : fixed + tensorBytes(op->getResult(0)) / bw;
+  };
   for (size_t k = 0; k < ops.size(); ++k) {
+    auto cg = cast<CodegenInterface>(ops[k]);
+    Value first = ops[k]->getNumOperands() ? ops[k]->getOperand(0) : Value();
+    if (cg.localLoad() && first && inDdrBeforeGroup(first, ops) &&
+        !first.getDefiningOp<top::WeightOp>()) {
+      gdma += loadCycles(ops[k]) - t.ddr_latency_cycles;
+      ready[k] = gdma + t.ddr_latency_cycles;
+      continue;
+    }
     for (Value v : ops[k]->getOperands()) {
       Operation *def = v.getDefiningOp();
       if (tensorBytes(v) == 0 || (def && members.contains(def)) ||
@@ -130,7 +145,7 @@ double groupCycles(ArrayRef<Operation *> ops, const Target &t) {
     Value first = ops[k]->getNumOperands() ? ops[k]->getOperand(0) : Value();
     if (cg.localLoad() && !cg.localCompute() && first &&
         !inDdrBeforeGroup(first, ops))
-      tiu += 2 * (fixed + tensorBytes(first) / bw);
+      tiu += fixed + tensorBytes(first) / bw + loadCycles(ops[k]);
     tiu = std::max(tiu, ready[k]) + tiuCycles(ops[k], t, true);
     Value res = ops[k]->getResult(0);
     if (llvm::any_of(res.getUsers(),

@@ -64,6 +64,12 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       }], "::llvm::SmallVector<int64_t, 4>", "localResultShape", (ins), "",
       [{ return {}; }]>,
     InterfaceMethod<[{
+        Whether codegenLocal takes, in the matrix view [batch, rows, 1,
+        cols], an operand broadcast over a split of the batch dims (see
+        batchBroadcast) held as [its batches, rows, 1, cols], beside an
+        operand of the result's size.
+      }], "bool", "localBatchBroadcast", (ins), "", [{ return false; }]>,
+    InterfaceMethod<[{
         Whether codegenLocal also handles the op's INT8 (quantized) form,
         whose operands (filters, INT32 biases, requant tables) need not
         share the result's element type.
@@ -109,6 +115,13 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         transpose whose elements change lanes, which no instruction does
         in LMEM. supportsLocal() also holds for such ops.
       }], "bool", "localLoad", (ins), "", [{ return false; }]>,
+    InterfaceMethod<[{
+        Estimated GDMA cycles of codegenLocalLoad, DDR latency included
+        (its moves may read short runs of whole bursts); 0: a dense load
+        of the result. Only asked when localLoad() holds.
+      }], "double", "localLoadCycles",
+      (ins "const ::tpuc::chip::Target &":$target), "",
+      [{ return 0; }]>,
     InterfaceMethod<[{
         Whether codegenLocal computes the op from an operand held in the
         group (false: only localLoad can).

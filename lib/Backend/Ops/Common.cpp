@@ -79,6 +79,32 @@ bool elementwiseInputRows(Operation *op, unsigned index, int64_t lo,
   return true;
 }
 
+std::optional<BatchBroadcast> batchBroadcast(ArrayRef<int64_t> in,
+                                             ArrayRef<int64_t> out) {
+  const size_t r = out.size();
+  if (r < 3 || in.size() > r || in.size() < 2 ||
+      in.take_back(2) != out.take_back(2))
+    return std::nullopt;
+  SmallVector<int64_t> lead(r - 2 - (in.size() - 2), 1);
+  lead.append(in.begin(), in.end() - 2);
+  ArrayRef<int64_t> outLead = out.drop_back(2);
+  // Split k: dims before k held (equal) and broadcast after it, or the
+  // reverse; the first that fits (k = 0: broadcast over every batch).
+  for (bool heldOuter : {true, false})
+    for (size_t k = 0; k <= lead.size(); ++k) {
+      bool fits = true;
+      for (size_t i = 0; i < lead.size() && fits; ++i) {
+        bool held = (i < k) == heldOuter;
+        fits = held ? lead[i] == outLead[i] : lead[i] == 1;
+      }
+      int64_t outer = numElements(outLead.take_front(k)),
+              inner = numElements(outLead.drop_front(k));
+      if (fits && (heldOuter ? outer : inner) < outer * inner)
+        return BatchBroadcast{outer, inner, heldOuter};
+    }
+  return std::nullopt;
+}
+
 bool isQuantizedOp(Operation *op) {
   return op->getNumResults() == 1 && tpu::isQuantized(op->getResult(0).getType());
 }

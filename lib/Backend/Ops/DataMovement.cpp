@@ -59,7 +59,7 @@ SmallVector<int64_t, 4> wantedLayout(Value v) {
       continue;
     }
     auto cg = dyn_cast<CodegenInterface>(user);
-    if (!cg || isa<tpu::PermuteOp>(user))
+    if (!cg || isa<tpu::PermuteOp, tpu::SliceOp>(user))
       continue;
     if (isa<tpu::ReshapeOp>(user)) {
       if (auto l = wantedLayout(user->getResult(0)); !l.empty())
@@ -91,8 +91,9 @@ SmallVector<int64_t, 4> wantedLayout(Value v) {
 /// Elements beyond which a group does not search a lane copy.
 constexpr int64_t kMaxLaneCopyElements = int64_t(1) << 20;
 
-/// A copy within lanes from the 4-D layout `in` to `out`, where result
-/// element f (row-major) is source element srcFlat(f): every element keeps
+/// A copy within lanes from the 4-D layout `in` to `out` (of as many
+/// elements or fewer: a slice), where result element f (row-major) is
+/// source element srcFlat(f): every element keeps
 /// its channel (so its lane), and its offset within the lane is affine in
 /// the result's (n, h, w): base + n sN + h sH + w sW (in elements).
 /// Nothing when the elements change lanes or the offsets are not affine.
@@ -100,7 +101,7 @@ std::optional<std::array<int64_t, 4>>
 laneCopy(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
          llvm::function_ref<int64_t(int64_t)> srcFlat) {
   if (in.size() != 4 || out.size() != 4 || in[1] != out[1] ||
-      numElements(in) != numElements(out) ||
+      numElements(in) < numElements(out) ||
       numElements(out) > kMaxLaneCopyElements)
     return std::nullopt;
   const int64_t N = out[0], C = out[1], H = out[2], W = out[3];
@@ -159,6 +160,85 @@ affineSource(ArrayRef<int64_t> out,
   return st;
 }
 
+/// The moves of a strided load (see loadStrided): none or one dim looped,
+/// the dims walked in DDR-stride order or not, and their estimated cycles.
+struct StridedMoves {
+  int loop = -1;
+  bool reorder = false;
+  double cycles = 0;
+};
+
+/// Calls `emit` on each move loading the strided DDR view `st` at `src`
+/// into `dst`, one per index of dim `loop` (-1: one move).
+template <typename Emit>
+void stridedMoves(const Operand &dst, uint64_t src,
+                  const std::array<int64_t, 5> &st, int loop, bool reorder,
+                  Emit &&emit) {
+  const int64_t es = dtypeSize(dst.dtype);
+  int64_t count = loop < 0 ? 1 : dst.shape[loop];
+  for (int64_t j = 0; j < count; ++j) {
+    Operand to = dst;
+    std::array<int64_t, 4> shape, strides;
+    for (int d = 0; d < 4; ++d)
+      shape[d] = dst.shape[d], strides[d] = st[d + 1];
+    int64_t off = st[0];
+    if (loop >= 0) {
+      shape[loop] = to.shape[loop] = 1;
+      off += j * st[loop + 1];
+      to.addr += uint64_t(j * dst.stride[loop] * es);
+    }
+    if (reorder) {
+      std::array<int, 3> free{0, 2, 3};
+      std::stable_sort(free.begin(), free.end(), [&](int a, int b) {
+        auto key = [&](int d) { return shape[d] == 1 ? -1 : strides[d]; };
+        return key(a) > key(b);
+      });
+      std::array<int, 4> walk{free[0], 1, free[1], free[2]};
+      Operand from = to;
+      auto sh = shape, str = strides;
+      for (int d = 0; d < 4; ++d) {
+        shape[d] = sh[walk[d]], strides[d] = str[walk[d]];
+        to.shape[d] = from.shape[walk[d]];
+        to.stride[d] = from.stride[walk[d]];
+      }
+    }
+    // Unit dims take the strides that let contiguous runs merge.
+    int64_t run = 1;
+    for (int d = 3; d >= 0; --d) {
+      if (shape[d] == 1)
+        strides[d] = run;
+      if (strides[d] != run)
+        break;
+      run *= shape[d];
+    }
+    emit(makeDmaMove(to, ddrOperand(src + uint64_t(off * es), shape, strides,
+                                    dst.dtype)));
+  }
+}
+
+/// The fastest moves by the timing model (moves in flight overlap their
+/// DDR latency; those beyond the GDMA queue's depth wait a round of it).
+StridedMoves bestStridedMoves(const chip::Target &t, const Operand &dst,
+                              const std::array<int64_t, 5> &st) {
+  StridedMoves best;
+  const int64_t depth = std::max<int64_t>(1, t.gdma_queue_depth);
+  // Not along C: the moves keep the tensor's lane placement whole.
+  for (int loop = -1; loop < 4; ++loop) {
+    if (loop == 1 || (loop >= 0 && dst.shape[loop] == 1))
+      continue;
+    int64_t count = loop < 0 ? 1 : dst.shape[loop];
+    for (bool reorder : {false, true}) {
+      double c = double(ceilDiv(count, depth)) * t.ddr_latency_cycles;
+      stridedMoves(dst, 0, st, loop, reorder, [&](const Instruction &i) {
+        c += double(instructionCycles(i, t)) - t.ddr_latency_cycles;
+      });
+      if ((loop < 0 && !reorder) || c < best.cycles)
+        best = {loop, reorder, c};
+    }
+  }
+  return best;
+}
+
 /// Loads the strided DDR view `st` (see affineSource) of the tensor at
 /// `src` into the LMEM layout `dst`: as one GDMA move, or one move per
 /// index of the dim (N, H or W) whose loop leaves the longest DDR runs,
@@ -169,69 +249,9 @@ affineSource(ArrayRef<int64_t> out,
 /// side reads the longest contiguous runs, scattered on the LMEM side.
 LogicalResult loadStrided(CodegenContext &ctx, LBuf &buf, const Operand &dst,
                           uint64_t src, const std::array<int64_t, 5> &st) {
-  const chip::Target &t = ctx.target();
-  const int64_t es = dtypeSize(dst.dtype);
-  auto moves = [&](int loop, bool reorder, auto &&emit) {
-    int64_t count = loop < 0 ? 1 : dst.shape[loop];
-    for (int64_t j = 0; j < count; ++j) {
-      Operand to = dst;
-      std::array<int64_t, 4> shape, strides;
-      for (int d = 0; d < 4; ++d)
-        shape[d] = dst.shape[d], strides[d] = st[d + 1];
-      int64_t off = st[0];
-      if (loop >= 0) {
-        shape[loop] = to.shape[loop] = 1;
-        off += j * st[loop + 1];
-        to.addr += uint64_t(j * dst.stride[loop] * es);
-      }
-      if (reorder) {
-        std::array<int, 3> free{0, 2, 3};
-        std::stable_sort(free.begin(), free.end(), [&](int a, int b) {
-          auto key = [&](int d) { return shape[d] == 1 ? -1 : strides[d]; };
-          return key(a) > key(b);
-        });
-        std::array<int, 4> walk{free[0], 1, free[1], free[2]};
-        Operand from = to;
-        auto sh = shape, str = strides;
-        for (int d = 0; d < 4; ++d) {
-          shape[d] = sh[walk[d]], strides[d] = str[walk[d]];
-          to.shape[d] = from.shape[walk[d]];
-          to.stride[d] = from.stride[walk[d]];
-        }
-      }
-      // Unit dims take the strides that let contiguous runs merge.
-      int64_t run = 1;
-      for (int d = 3; d >= 0; --d) {
-        if (shape[d] == 1)
-          strides[d] = run;
-        if (strides[d] != run)
-          break;
-        run *= shape[d];
-      }
-      emit(makeDmaMove(to, ddrOperand(src + uint64_t(off * es), shape,
-                                      strides, dst.dtype)));
-    }
-  };
-  int best = -1;
-  double bestCycles = 0;
-  bool bestReorder = false;
-  const int64_t depth = std::max<int64_t>(1, t.gdma_queue_depth);
-  // Not along C: the moves keep the tensor's lane placement whole.
-  for (int loop = -1; loop < 4; ++loop) {
-    if (loop == 1 || (loop >= 0 && dst.shape[loop] == 1))
-      continue;
-    int64_t count = loop < 0 ? 1 : dst.shape[loop];
-    for (bool reorder : {false, true}) {
-      double c = double(ceilDiv(count, depth)) * t.ddr_latency_cycles;
-      moves(loop, reorder, [&](const Instruction &i) {
-        c += double(instructionCycles(i, t)) - t.ddr_latency_cycles;
-      });
-      if ((loop < 0 && !reorder) || c < bestCycles)
-        best = loop, bestReorder = reorder, bestCycles = c;
-    }
-  }
-  moves(best, bestReorder,
-        [&](const Instruction &i) { ctx.load(buf, i.dst, i.src[0]); });
+  StridedMoves best = bestStridedMoves(ctx.target(), dst, st);
+  stridedMoves(dst, src, st, best.loop, best.reorder,
+               [&](const Instruction &i) { ctx.load(buf, i.dst, i.src[0]); });
   return success();
 }
 
@@ -369,10 +389,15 @@ bool keepsOrder(tpu::PermuteOp op) {
   return true;
 }
 
-struct PermuteModel : public LaneMoveModel<PermuteModel, tpu::PermuteOp> {
-  /// One that keeps the order shares its operand's buffer, as a Reshape.
-  int aliasedOperand(Operation *op) const {
-    return keepsOrder(cast<tpu::PermuteOp>(op)) ? 0 : -1;
+/// Group-interface methods of ops that pick elements of their operand
+/// (Permute, Slice): held in the layout their users read, computed by a
+/// lane copy when every element keeps its lane, else loaded from the
+/// operand's DDR buffer.
+template <typename Concrete, typename OpT>
+struct PickModel : public LaneMoveModel<Concrete, OpT> {
+  using LaneMoveModel<Concrete, OpT>::localCompute;
+  std::function<int64_t(int64_t)> flat(Operation *op) const {
+    return static_cast<const Concrete *>(this)->srcFlat(op);
   }
   /// Held as its users read it, else as a lane copy of its input can make
   /// it: NCHW for 4-D results, the matrix view for others.
@@ -385,17 +410,37 @@ struct PermuteModel : public LaneMoveModel<PermuteModel, tpu::PermuteOp> {
       return SmallVector<int64_t, 4>(s.begin(), s.end());
     return matrixView(s);
   }
-  /// A transpose that moves elements across lanes is loaded from DDR.
+  /// A transpose that moves elements across lanes is loaded from DDR, and
+  /// so is a slice of a tensor the group does not compute (only the
+  /// elements it picks).
   bool localLoad(Operation *op) const {
-    return !localCompute(op) &&
-           affineSource(localResultShape(op), srcFlat(op)).has_value();
+    return (Concrete::kLoadsPick || !localCompute(op)) &&
+           affineSource(localResultShape(op), flat(op)).has_value();
   }
   LogicalResult codegenLocalLoad(Operation *op, CodegenContext &ctx, LBuf &buf,
                                  const Operand &dst, uint64_t src) const {
-    auto st = affineSource(localResultShape(op), srcFlat(op));
+    auto st = affineSource(localResultShape(op), flat(op));
     if (!st)
       return failure();
     return loadStrided(ctx, buf, dst, src, *st);
+  }
+  double localLoadCycles(Operation *op, const chip::Target &t) const {
+    auto l = localResultShape(op);
+    auto st = affineSource(l, flat(op));
+    if (!st)
+      return 0;
+    Operand dst = lmemTensor(0, uint32_t(l[0]), uint32_t(l[1]), uint32_t(l[2]),
+                             uint32_t(l[3]),
+                             chipDType(op->getResult(0).getType()));
+    return bestStridedMoves(t, dst, *st).cycles;
+  }
+};
+
+struct PermuteModel : public PickModel<PermuteModel, tpu::PermuteOp> {
+  static constexpr bool kLoadsPick = false;
+  /// One that keeps the order shares its operand's buffer, as a Reshape.
+  int aliasedOperand(Operation *op) const {
+    return keepsOrder(cast<tpu::PermuteOp>(op)) ? 0 : -1;
   }
   std::function<int64_t(int64_t)> srcFlat(Operation *op) const {
     auto in = getShape(op->getOperand(0)), out = getShape(op->getResult(0));
@@ -553,8 +598,22 @@ std::optional<int64_t> contiguousSliceOffset(tpu::SliceOp slice) {
   return off;
 }
 
-struct SliceModel
-    : public CodegenInterface::ExternalModel<SliceModel, tpu::SliceOp> {
+struct SliceModel : public PickModel<SliceModel, tpu::SliceOp> {
+  static constexpr bool kLoadsPick = true;
+  std::function<int64_t(int64_t)> srcFlat(Operation *op) const {
+    auto slice = cast<tpu::SliceOp>(op);
+    SmallVector<int64_t> out(getShape(slice.getOutput())),
+        inStrides = denseStrides(getShape(slice.getInput())),
+        offsets = getI64s(slice.getOffsets()), steps = getI64s(slice.getSteps());
+    return [=](int64_t f) {
+      int64_t g = 0;
+      for (size_t d = out.size(); d-- > 0;) {
+        g += (offsets[d] + f % out[d] * steps[d]) * inStrides[d];
+        f /= out[d];
+      }
+      return g;
+    };
+  }
   int aliasedOperand(Operation *op) const {
     return contiguousSliceOffset(cast<tpu::SliceOp>(op)) ? 0 : -1;
   }

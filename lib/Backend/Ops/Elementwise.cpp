@@ -247,10 +247,39 @@ struct BinaryModel
                 t.temps[1].lmem);
       return success();
     }
-    t.emit(makeBinary(Kind, t.result.lmem, t.operands[0].lmem,
-                      t.operands[1].lmem, relu));
+    Operand out = t.result.lmem, a = t.operands[0].lmem,
+            b = t.operands[1].lmem;
+    for (int k = 0; k < 2; ++k) {
+      Operand &bc = k ? b : a, &full = k ? a : b;
+      auto rs = getShape(op->getResult(0));
+      auto bb = batchBroadcast(getShape(op->getOperand(k)), rs);
+      // Only an operand held as some of the batches of the matrix view
+      // [batch, rows, 1, cols] (one batch broadcasts natively).
+      if (!bb || bc.shape[0] == 1 || bc.shape[0] == out.shape[0] ||
+          out.shape[0] != bb->outer * bb->inner ||
+          out.shape[1] != rs[rs.size() - 2] || out.shape[2] != 1 ||
+          out.shape[3] != rs.back())
+        continue;
+      // The batch [outer * inner] as N = outer, H = inner, so the TIU
+      // broadcasts the operand along N or H.
+      if (full.shape[0] != out.shape[0])
+        return failure();
+      for (Operand *o : {&out, &full}) {
+        o->shape[0] = uint32_t(bb->outer), o->shape[2] = uint32_t(bb->inner);
+        o->stride[2] = o->stride[0];
+        o->stride[0] *= int32_t(bb->inner);
+      }
+      if (!bb->heldOuter) {
+        bc.shape[2] = bc.shape[0], bc.stride[2] = bc.stride[0];
+        bc.shape[0] = 1;
+      }
+      break;
+    }
+    t.emit(makeBinary(Kind, out, a, b, relu));
     return success();
   }
+  /// Float ops take an operand broadcast over a split of the batch.
+  bool localBatchBroadcast(Operation *op) const { return !isQuantizedOp(op); }
 };
 
 struct ActiveModel

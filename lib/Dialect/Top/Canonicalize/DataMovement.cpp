@@ -3,6 +3,8 @@
 // tensor it produces keeps the original model's name.
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
 #include "tpuc/Support/OpHelpers.h"
+#include "tpuc/Support/WeightStore.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace tpuc;
@@ -102,6 +104,61 @@ struct RemoveZeroPad : OpRewritePattern<PadOp> {
   }
 };
 
+/// A Gather by constant indices that count up by one along the axis
+/// (an arange, a single index) takes one run of the axis: a Slice, then a
+/// Reshape to the gathered shape, which keeps the Gather's name. Layer
+/// groups and DDR views handle slices; gathers stay on their own.
+struct GatherOfRange : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op,
+                                PatternRewriter &rewriter) const override {
+    auto w = op.getIndices().getDefiningOp<WeightOp>();
+    if (!w || !isRanked(op.getInput()) || !isRanked(op.getOutput()))
+      return failure();
+    ArrayRef<int64_t> in = getShape(op.getInput());
+    int64_t axis = op.getAxis();
+    if (axis < 0)
+      axis += int64_t(in.size());
+    if (axis < 0 || axis >= int64_t(in.size()))
+      return failure();
+    auto idx = w.read();
+    if (failed(idx) || (*idx)->empty())
+      return failure();
+    const int64_t dim = in[axis], n = int64_t((*idx)->size());
+    int64_t start = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      float v = (**idx)[i];
+      if (v != std::trunc(v) || v < -dim || v >= dim)
+        return failure(); // the Gather reports it
+      int64_t k = v < 0 ? int64_t(v) + dim : int64_t(v);
+      if (i == 0)
+        start = k;
+      else if (k != start + i)
+        return rewriter.notifyMatchFailure(op, "indices are not a range");
+    }
+    SmallVector<int64_t> shape(in.begin(), in.end());
+    shape[axis] = n;
+    auto type = RankedTensorType::get(
+        shape, cast<RankedTensorType>(op.getInput().getType()).getElementType());
+    // Of the gathered shape already: the Slice takes the Gather's name.
+    bool same = type == op.getOutput().getType();
+    Value slice = rewriter.create<SliceOp>(
+        same ? op.getLoc()
+             : NameLoc::get(rewriter.getStringAttr(getOpName(op) + "_range")),
+        type, op.getInput(), rewriter.getI64ArrayAttr({start}),
+        rewriter.getI64ArrayAttr({start + n}), rewriter.getI64ArrayAttr({axis}),
+        rewriter.getI64ArrayAttr({1}));
+    if (same) {
+      rewriter.replaceOp(op, slice);
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<ReshapeOp>(
+        op, op.getOutput().getType(), slice,
+        rewriter.getI64ArrayAttr(getShape(op.getOutput())));
+    return success();
+  }
+};
+
 } // namespace
 
 // ChannelsLast.cpp: NHWC islands of NCHW models back to channel-first ops.
@@ -126,6 +183,11 @@ void SliceOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
   results.add<RemoveFullSlice>(context);
   populateChannelShufflePatterns(results, context);
+}
+
+void GatherOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  results.add<GatherOfRange>(context);
 }
 
 void PadOp::getCanonicalizationPatterns(RewritePatternSet &results,

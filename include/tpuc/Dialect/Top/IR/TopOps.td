@@ -333,6 +333,7 @@ def Top_GatherOp : Top_ComputeOp<"Gather"> {
   let arguments = (ins AnyTensor:$input, AnyTensor:$indices, I64Attr:$axis);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Top_PadOp : Top_ComputeOp<"Pad"> {
