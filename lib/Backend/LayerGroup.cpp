@@ -204,9 +204,34 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
   return std::max(end, done[G - 1]);
 }
 
+/// Cycles of a fused matmul pair: every weight and the input read once,
+/// the result stored once, under the TIU work of both matmuls and the chain
+/// between them; the first chunk's loads and the final store show.
+double fusedPairCycles(ArrayRef<Operation *> ops, int64_t chunk,
+                       const Target &t) {
+  const double bw = t.ddr_bytes_per_cycle,
+               fixed = t.ddr_latency_cycles + t.gdma_issue_cycles;
+  const int64_t chunks = getShape(ops.front()->getOperand(1))[1] / chunk;
+  double bytes = double(tensorBytes(ops.back()->getResult(0))), tiu = 0;
+  for (Operation *op : ops) {
+    for (Value v : op->getOperands())
+      if (v.getDefiningOp<top::WeightOp>() || op == ops.front())
+        bytes += double(tensorBytes(v));
+    tiu += tiuCycles(op, t) + double(chunks - 1) * t.tiu_issue_cycles;
+  }
+  double first = (double(tensorBytes(ops.front()->getOperand(0))) +
+                  double(tensorBytes(ops.back()->getOperand(1))) / chunks +
+                  double(tensorBytes(ops.front()->getOperand(1))) / chunks) /
+                 bw;
+  double last = double(tensorBytes(ops.back()->getResult(0))) / bw;
+  return std::max(tiu, bytes / bw) + first + last + 2 * fixed;
+}
+
 /// Cycles of a matmul epilogue group: the matmul's own tiled code, plus
 /// the TIU work of the ops applied to its tiles (counted as not hidden).
 double epilogueCycles(ArrayRef<Operation *> ops, const Target &t) {
+  if (int64_t chunk = fusedPairChunk(ops, t))
+    return fusedPairCycles(ops, chunk, t);
   double c = soloCycles(ops[0], t);
   for (Operation *op : ops.drop_front())
     c += tiuCycles(op, t);
@@ -306,9 +331,15 @@ struct LayerGroupPass
       for (auto g : func.getBody().front().getOps<tpu::GroupOp>()) {
         SmallVector<Operation *> ops = g.getMembers();
         if (g.getMatmulEpilogue()) {
-          g.emitRemark() << "layer group plan: " << ops.size()
-                         << " ops, a matmul with the rest applied to each "
-                            "output tile\n  estimated "
+          int64_t chunk = fusedPairChunk(ops, target);
+          auto remark = g.emitRemark();
+          remark << "layer group plan: " << ops.size() << " ops, ";
+          if (chunk)
+            remark << "a fused matmul pair in chunks of " << chunk
+                   << " hidden columns";
+          else
+            remark << "a matmul with the rest applied to each output tile";
+          remark << "\n  estimated "
                          << int64_t(epilogueCycles(ops, target)) << " cycles";
           continue;
         }
@@ -383,8 +414,12 @@ struct LayerGroupPass
         if (maxOps > 0 && int64_t(j - i) > maxOps)
           break;
         ArrayRef<Operation *> run = chain.slice(i, j - i);
-        // A matmul whose tiles take the ops after it as an epilogue.
-        if (isMatMulEpilogue(run)) {
+        // A matmul whose tiles take the ops after it as an epilogue; a pair
+        // of matmuls fuses in chunks only when it cannot run whole.
+        if (isMatMulEpilogue(run) &&
+            (!isa<tpu::MatMulOp>(run.back()) ||
+             (fusedPairChunk(run, target) &&
+              failed(planLayerGroup(run, target))))) {
           double c = best[i] + epilogueCycles(run, target);
           if (c < best[j])
             best[j] = c, from[j] = i, slices[j] = 1, chunks[j] = 0,

@@ -35,3 +35,52 @@ func.func @two_users(%arg0: tensor<1x128x768xf32>) -> (tensor<1x128x3072xf32>, t
   %g = "tpu.Active"(%m) {mode = "gelu"} : (tensor<1x128x3072xf32>) -> tensor<1x128x3072xf32> loc("g")
   return %m, %g : tensor<1x128x3072xf32>, tensor<1x128x3072xf32>
 }
+
+// -----
+
+// The whole FFN of a BERT-base layer in F16 on the small chip: the chain
+// closes with the second matmul, so the pair fuses and runs in chunks of
+// the 3072 hidden columns; the GELU's result never reaches DDR and each
+// weight is read once.
+// CHECK-LABEL: func.func @ffn_pair
+// CHECK: tpu.Group -> (tensor<1x128x768xf16>) attributes {matmul_epilogue = true} {
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: tpu.Yield
+// PLAN: layer group plan: 3 ops, a fused matmul pair in chunks of 64 hidden columns
+// PLAN-NEXT: {{^}}  estimated {{[0-9]+}} cycles
+func.func @ffn_pair(%arg0: tensor<1x128x768xf16>) -> tensor<1x128x768xf16> {
+  %x = "top.Input"(%arg0) : (tensor<1x128x768xf16>) -> tensor<1x128x768xf16> loc("x")
+  %w = "top.Weight"() : () -> tensor<768x3072xf16> loc("w")
+  %b = "top.Weight"() : () -> tensor<3072xf16> loc("b")
+  %m = "tpu.MatMul"(%x, %w, %b) : (tensor<1x128x768xf16>, tensor<768x3072xf16>, tensor<3072xf16>) -> tensor<1x128x3072xf16> loc("m")
+  %g = "tpu.Active"(%m) {mode = "gelu"} : (tensor<1x128x3072xf16>) -> tensor<1x128x3072xf16> loc("g")
+  %w2 = "top.Weight"() : () -> tensor<3072x768xf16> loc("w2")
+  %b2 = "top.Weight"() : () -> tensor<768xf16> loc("b2")
+  %y = "tpu.MatMul"(%g, %w2, %b2) : (tensor<1x128x3072xf16>, tensor<3072x768xf16>, tensor<768xf16>) -> tensor<1x128x768xf16> loc("y")
+  return %y : tensor<1x128x768xf16>
+}
+
+// -----
+
+// The GELU's result also returned: the second matmul cannot take it from
+// local memory, so only the GELU joins the first matmul as its epilogue.
+// CHECK-LABEL: func.func @pair_hidden_used
+// CHECK: tpu.Group -> (tensor<1x128x3072xf16>) attributes {matmul_epilogue = true} {
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: tpu.Yield
+// CHECK: "tpu.MatMul"
+// CHECK: return
+func.func @pair_hidden_used(%arg0: tensor<1x128x768xf16>) -> (tensor<1x128x768xf16>, tensor<1x128x3072xf16>) {
+  %x = "top.Input"(%arg0) : (tensor<1x128x768xf16>) -> tensor<1x128x768xf16> loc("x")
+  %w = "top.Weight"() : () -> tensor<768x3072xf16> loc("w")
+  %b = "top.Weight"() : () -> tensor<3072xf16> loc("b")
+  %m = "tpu.MatMul"(%x, %w, %b) : (tensor<1x128x768xf16>, tensor<768x3072xf16>, tensor<3072xf16>) -> tensor<1x128x3072xf16> loc("m")
+  %g = "tpu.Active"(%m) {mode = "gelu"} : (tensor<1x128x3072xf16>) -> tensor<1x128x3072xf16> loc("g")
+  %w2 = "top.Weight"() : () -> tensor<3072x768xf16> loc("w2")
+  %b2 = "top.Weight"() : () -> tensor<768xf16> loc("b2")
+  %y = "tpu.MatMul"(%g, %w2, %b2) : (tensor<1x128x3072xf16>, tensor<3072x768xf16>, tensor<768xf16>) -> tensor<1x128x768xf16> loc("y")
+  return %y, %g : tensor<1x128x768xf16>, tensor<1x128x3072xf16>
+}

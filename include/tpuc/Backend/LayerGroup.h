@@ -130,7 +130,14 @@ void printGroupPlan(llvm::raw_ostream &os,
 /// matmul_epilogue): a tpu.MatMul with its tiled code, then elementwise ops
 /// each reading only the previous one's result and weights, applied in
 /// place to every output tile before its store.
+/// The chain may also close with a second tpu.MatMul by a weight that reads
+/// its last result (a fused pair: the FFN of a transformer), which runs in
+/// chunks of the hidden columns (fusedPairChunk).
 bool isMatMulEpilogue(llvm::ArrayRef<mlir::Operation *> ops);
+/// The hidden columns per chunk of the fused pair `ops` on `target`; 0 when
+/// `ops` is not a fused pair or its buffers do not fit local memory.
+int64_t fusedPairChunk(llvm::ArrayRef<mlir::Operation *> ops,
+                       const chip::Target &target);
 /// Emits the matmul epilogue group `ops` (see isMatMulEpilogue).
 mlir::LogicalResult emitMatMulEpilogue(CodegenContext &ctx,
                                        llvm::ArrayRef<mlir::Operation *> ops);

@@ -325,7 +325,9 @@ def Tpu_GroupOp : Tpu_Op<"Group", [SingleBlock, NoRegionArguments,
     too big to hold whole, followed by a chain of elementwise ops on its
     result (an activation, a lookup table), as the matmul's own tiled code
     applying the chain to each output tile in local memory before its
-    store, so only the chain's last result reaches DDR. The default plan
+    store, so only the chain's last result reaches DDR; a chain that
+    closes with a second tpu.MatMul by a weight runs the pair fused over
+    chunks of the hidden columns. The default plan
     holds every tensor whole.
 
     ```mlir
