@@ -37,6 +37,7 @@
 #include "Common.h"
 #include "tpuc/Backend/LayerGroup.h"
 #include <deque>
+#include <numeric>
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -874,10 +875,13 @@ int64_t fusedPairChunk(ArrayRef<Operation *> ops, const Target &t) {
     return 0;
   PairShape p = pairShape(ops);
   // At least 8 chunks, so one chunk's weight load is all that shows; the
-  // widest that fits, whole lanes of the second weight's rows.
+  // widest that fits, whole lanes of the second weight's rows and whole
+  // DDR bursts of each row of the first weight's columns.
   const uint64_t epi = epilogueWeightBytes(ops, t);
-  const int64_t L = t.lanes;
-  for (int64_t c = std::min<int64_t>(256, p.H / 8) / L * L; c >= L; c -= L)
+  const int64_t burst = std::max<int64_t>(1, t.ddr_burst_bytes / dtypeSize(p.in));
+  const int64_t step = std::lcm<int64_t>(t.lanes, burst);
+  for (int64_t c = std::min<int64_t>(256, p.H / 8) / step * step; c >= step;
+       c -= step)
     if (p.H % c == 0 && pairFootprint(p, c, t, epi) <= t.lmem_bytes_per_lane)
       return c;
   return 0;
@@ -963,15 +967,15 @@ LogicalResult emitFusedPair(CodegenContext &ctx, ArrayRef<Operation *> ops) {
   const int64_t M = p.M, K = p.K, H = p.H, N = p.N, nC = H / c;
   const int64_t es = dtypeSize(p.in);
   Pipeline pipe;
-  enum { kX, kAcc, kB2, kH, kW1, kB1, kW2 };
+  // INT8 adds kHq, the chunk requantized (the second matmul's left).
+  enum { kX, kAcc, kB2, kH, kW1, kB1, kW2, kHq };
   // The weights' slots start in other banks than the activation they meet
   // where the buffers after them still fit.
   const uint64_t b1Bytes = ctx.lmemBytes({1, 1, 1, c}, p.bias1),
                  w2Bytes = ctx.lmemBytes({1, c, 1, N}, p.in),
-                 quantBytes = p.quant
-                                  ? ctx.lmemBytes({1, M, 1, c}, p.in) +
-                                        ctx.lmemBytes({1, M, 1, N}, p.out) + 128
-                                  : 0;
+                 hqBytes = ctx.lmemBytes({1, M, 1, c}, p.in),
+                 qBytes = ctx.lmemBytes({1, M, 1, N}, p.out),
+                 quantBytes = p.quant ? hqBytes + qBytes + 128 : 0;
   const uint64_t afterW1 = 2 * ((b1Bytes + 63) / 64 * 64) +
                            2 * ((w2Bytes + 63) / 64 * 64) + quantBytes;
   if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, M, 1, K}, p.in), 1)) ||
@@ -981,17 +985,14 @@ LogicalResult emitFusedPair(CodegenContext &ctx, ArrayRef<Operation *> ops) {
       failed(pipe.addGroup(ctx, ctx.lmemBytes({1, K, 1, c}, p.in), 2, kX,
                            afterW1)) ||
       failed(pipe.addGroup(ctx, b1Bytes, 2)) ||
-      failed(pipe.addGroup(ctx, w2Bytes, 2, kH, quantBytes)))
+      failed(pipe.addGroup(ctx, w2Bytes, 2, kH, quantBytes)) ||
+      (p.quant && failed(pipe.addGroup(ctx, hqBytes, 1, kW2, qBytes + 64))))
     return failure();
-  // INT8: the chunk requantized (the chain's and second matmul's input)
-  // and the requantized result.
-  std::optional<LBuf> hq, q;
-  if (p.quant) {
-    hq = ctx.alloc(ctx.lmemBytes({1, M, 1, c}, p.in));
-    q = ctx.alloc(ctx.lmemBytes({1, M, 1, N}, p.out));
-    if (!hq || !q)
-      return ctx.error() << "fused matmul pair does not fit local memory";
-  }
+  // INT8: the requantized result.
+  std::optional<LBuf> q;
+  if (p.quant && !(q = ctx.alloc(qBytes)))
+    return ctx.error() << "fused matmul pair does not fit local memory";
+  LBuf *hq = p.quant ? pipe.acquire(kHq, 0).first : nullptr;
   LBuf *xb = pipe.acquire(kX, 0).first, *acc = pipe.acquire(kAcc, 0).first,
        *b2b = pipe.acquire(kB2, 0).first, *hb = pipe.acquire(kH, 0).first;
   ctx.load(*xb, lmemTensor(xb->addr, 1, M, 1, K, p.in),
@@ -1030,7 +1031,7 @@ LogicalResult emitFusedPair(CodegenContext &ctx, ArrayRef<Operation *> ops) {
     LBuf *left = hb;
     Operand leftL = hL;
     if (p.quant) {
-      left = &*hq;
+      left = hq;
       leftL = lmemTensor(hq->addr, 1, M, 1, c, p.in);
       emitRequant([&](const Instruction &i) { return ctx.tiu(i, {hb, left}); },
                   leftL, hL, ep1->rq);
