@@ -315,6 +315,7 @@ struct LayerGroupPass
     for (auto g : llvm::make_early_inc_range(
              func.getBody().front().getOps<tpu::GroupOp>()))
       dissolve(g);
+    sinkViews(func.getBody().front(), target);
     // Chains of consecutive ops that can join groups; other ops end them.
     SmallVector<SmallVector<Operation *>> chains(1);
     for (Operation &op : func.getBody().front().without_terminator()) {
@@ -354,6 +355,35 @@ struct LayerGroupPass
         }
         g.emitRemark() << "layer group plan: " << text;
       }
+  }
+
+  /// Moves each Reshape and Permute of the result of an op too big for any
+  /// group (which runs on its own, so the view gains nothing next to it)
+  /// down to just before its first user, whose run it can then join:
+  /// attention's head split of Q sits before the K and V projections in
+  /// program order, apart from the scores' group that can take it.
+  static void sinkViews(Block &block, const Target &target) {
+    SmallVector<Operation *> views;
+    for (Operation &op : block.without_terminator())
+      if (isa<tpu::ReshapeOp, tpu::PermuteOp>(op))
+        views.push_back(&op);
+    for (Operation *op : llvm::reverse(views)) {
+      Operation *root = op;
+      while (root && isa<tpu::ReshapeOp, tpu::PermuteOp>(root))
+        root = root->getOperand(0).getDefiningOp();
+      if (!root || !isa<tpu::TpuDialect>(root->getDialect()) ||
+          !canJoinLayerGroup(root) ||
+          succeeded(planLayerGroup(ArrayRef<Operation *>{root}, target)))
+        continue;
+      Operation *first = nullptr;
+      for (Operation *user : op->getUsers())
+        if (user->getBlock() == &block &&
+            (!first || user->isBeforeInBlock(first)))
+          first = user;
+      if (first && !first->hasTrait<OpTrait::IsTerminator>() &&
+          first != op->getNextNode())
+        op->moveBefore(first);
+    }
   }
 
   /// Moves the members of `group` back before it.
