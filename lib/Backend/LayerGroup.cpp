@@ -220,10 +220,35 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
   return std::max(end, done[G - 1]);
 }
 
+/// Cycles of a fused matmul pair: every weight and the input read once,
+/// the result stored once, under the TIU work of both matmuls and the chain
+/// between them; the first chunk's loads and the final store show.
+double fusedPairCycles(ArrayRef<Operation *> ops, int64_t chunk,
+                       const Target &t) {
+  const double bw = t.ddr_bytes_per_cycle,
+               fixed = t.ddr_latency_cycles + t.gdma_issue_cycles;
+  const int64_t chunks = getShape(ops.front()->getOperand(1))[1] / chunk;
+  double bytes = double(tensorBytes(ops.back()->getResult(0))), tiu = 0;
+  for (Operation *op : ops) {
+    for (Value v : op->getOperands())
+      if (v.getDefiningOp<top::WeightOp>() || op == ops.front())
+        bytes += double(tensorBytes(v));
+    tiu += tiuCycles(op, t) + double(chunks - 1) * t.tiu_issue_cycles;
+  }
+  double first = (double(tensorBytes(ops.front()->getOperand(0))) +
+                  double(tensorBytes(ops.back()->getOperand(1))) / chunks +
+                  double(tensorBytes(ops.front()->getOperand(1))) / chunks) /
+                 bw;
+  double last = double(tensorBytes(ops.back()->getResult(0))) / bw;
+  return std::max(tiu, bytes / bw) + first + last + 2 * fixed;
+}
+
 /// Cycles of a tile epilogue group: the first op's own tiled code, which
 /// also loads the epilogue's residual tiles, plus the TIU work of the ops
 /// applied to its tiles (counted as not hidden).
 double epilogueCycles(ArrayRef<Operation *> ops, const Target &t) {
+  if (int64_t chunk = fusedPairChunk(ops, t))
+    return fusedPairCycles(ops, chunk, t);
   uint64_t residualBytes = 0;
   for (Operation *op : ops.drop_front())
     for (Value v : op->getOperands().drop_front())
@@ -313,6 +338,7 @@ struct LayerGroupPass
     for (auto g : llvm::make_early_inc_range(
              func.getBody().front().getOps<tpu::GroupOp>()))
       dissolve(g);
+    sinkViews(func.getBody().front(), target);
     // Chains of consecutive ops that can join groups; other ops end them.
     SmallVector<SmallVector<Operation *>> chains(1);
     for (Operation &op : func.getBody().front().without_terminator()) {
@@ -329,9 +355,16 @@ struct LayerGroupPass
       for (auto g : func.getBody().front().getOps<tpu::GroupOp>()) {
         SmallVector<Operation *> ops = g.getMembers();
         if (g.getTileEpilogue()) {
-          g.emitRemark() << "layer group plan: " << ops.size()
-                         << " ops, the first one's tiled code with the rest "
-                            "applied to each output tile\n  estimated "
+          int64_t chunk = fusedPairChunk(ops, target);
+          auto remark = g.emitRemark();
+          remark << "layer group plan: " << ops.size() << " ops, ";
+          if (chunk)
+            remark << "a fused matmul pair in chunks of " << chunk
+                   << " hidden columns";
+          else
+            remark << "the first one's tiled code with the rest "
+                      "applied to each output tile";
+          remark << "\n  estimated "
                          << int64_t(epilogueCycles(ops, target)) << " cycles";
           continue;
         }
@@ -346,6 +379,35 @@ struct LayerGroupPass
         }
         g.emitRemark() << "layer group plan: " << text;
       }
+  }
+
+  /// Moves each Reshape and Permute of the result of an op too big for any
+  /// group (which runs on its own, so the view gains nothing next to it)
+  /// down to just before its first user, whose run it can then join:
+  /// attention's head split of Q sits before the K and V projections in
+  /// program order, apart from the scores' group that can take it.
+  static void sinkViews(Block &block, const Target &target) {
+    SmallVector<Operation *> views;
+    for (Operation &op : block.without_terminator())
+      if (isa<tpu::ReshapeOp, tpu::PermuteOp>(op))
+        views.push_back(&op);
+    for (Operation *op : llvm::reverse(views)) {
+      Operation *root = op;
+      while (root && isa<tpu::ReshapeOp, tpu::PermuteOp>(root))
+        root = root->getOperand(0).getDefiningOp();
+      if (!root || !isa<tpu::TpuDialect>(root->getDialect()) ||
+          !canJoinLayerGroup(root) ||
+          succeeded(planLayerGroup(ArrayRef<Operation *>{root}, target)))
+        continue;
+      Operation *first = nullptr;
+      for (Operation *user : op->getUsers())
+        if (user->getBlock() == &block &&
+            (!first || user->isBeforeInBlock(first)))
+          first = user;
+      if (first && !first->hasTrait<OpTrait::IsTerminator>() &&
+          first != op->getNextNode())
+        op->moveBefore(first);
+    }
   }
 
   /// Moves the members of `group` back before it.
@@ -407,8 +469,12 @@ struct LayerGroupPass
           break;
         ArrayRef<Operation *> run = chain.slice(i, j - i);
         // A matmul or conv whose tiles take the ops after it as an
-        // epilogue.
-        if (isTileEpilogue(run)) {
+        // epilogue; a pair of matmuls fuses in chunks only when it cannot
+        // run whole.
+        if (isTileEpilogue(run) &&
+            (!isa<tpu::MatMulOp>(run.back()) ||
+             (fusedPairChunk(run, target) &&
+              failed(planLayerGroup(run, target))))) {
           double c = best[i] + epilogueCycles(run, target);
           if (c < best[j])
             best[j] = c, from[j] = i, slices[j] = 1, chunks[j] = 0,

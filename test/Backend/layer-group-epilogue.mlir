@@ -61,6 +61,32 @@ func.func @conv_residual(%arg0: tensor<1x256x14x14xf32>, %arg1: tensor<1x256x14x
 
 // -----
 
+// The whole FFN of a BERT-base layer in F16 on the small chip: the chain
+// closes with the second matmul, so the pair fuses and runs in chunks of
+// the 3072 hidden columns; the GELU's result never reaches DDR and each
+// weight is read once.
+// CHECK-LABEL: func.func @ffn_pair
+// CHECK: tpu.Group -> (tensor<1x128x768xf16>) attributes {tile_epilogue = true} {
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: tpu.Yield
+// PLAN: layer group plan: 3 ops, a fused matmul pair in chunks of 64 hidden columns
+// PLAN-NEXT: {{^}}  estimated {{[0-9]+}} cycles
+func.func @ffn_pair(%arg0: tensor<1x128x768xf16>) -> tensor<1x128x768xf16> {
+  %x = "top.Input"(%arg0) : (tensor<1x128x768xf16>) -> tensor<1x128x768xf16> loc("x")
+  %w = "top.Weight"() : () -> tensor<768x3072xf16> loc("w")
+  %b = "top.Weight"() : () -> tensor<3072xf16> loc("b")
+  %m = "tpu.MatMul"(%x, %w, %b) : (tensor<1x128x768xf16>, tensor<768x3072xf16>, tensor<3072xf16>) -> tensor<1x128x3072xf16> loc("m")
+  %g = "tpu.Active"(%m) {mode = "gelu"} : (tensor<1x128x3072xf16>) -> tensor<1x128x3072xf16> loc("g")
+  %w2 = "top.Weight"() : () -> tensor<3072x768xf16> loc("w2")
+  %b2 = "top.Weight"() : () -> tensor<768xf16> loc("b2")
+  %y = "tpu.MatMul"(%g, %w2, %b2) : (tensor<1x128x3072xf16>, tensor<3072x768xf16>, tensor<768xf16>) -> tensor<1x128x768xf16> loc("y")
+  return %y : tensor<1x128x768xf16>
+}
+
+// -----
+
 // The residual broadcast along H is no tile of the result: no epilogue.
 // CHECK-LABEL: func.func @conv_broadcast
 // CHECK-NOT: tile_epilogue
@@ -73,4 +99,27 @@ func.func @conv_broadcast(%arg0: tensor<1x256x14x14xf32>, %arg1: tensor<1x256x1x
   %c = "tpu.Conv"(%x, %w, %none) {kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1]} : (tensor<1x256x14x14xf32>, tensor<256x256x3x3xf32>, none) -> tensor<1x256x14x14xf32> loc("c")
   %a = "tpu.Add"(%c, %r) : (tensor<1x256x14x14xf32>, tensor<1x256x1x14xf32>) -> tensor<1x256x14x14xf32> loc("a")
   return %a : tensor<1x256x14x14xf32>
+}
+
+// -----
+
+// The GELU's result also returned: the second matmul cannot take it from
+// local memory, so only the GELU joins the first matmul as its epilogue.
+// CHECK-LABEL: func.func @pair_hidden_used
+// CHECK: tpu.Group -> (tensor<1x128x3072xf16>) attributes {tile_epilogue = true} {
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: tpu.Yield
+// CHECK: "tpu.MatMul"
+// CHECK: return
+func.func @pair_hidden_used(%arg0: tensor<1x128x768xf16>) -> (tensor<1x128x768xf16>, tensor<1x128x3072xf16>) {
+  %x = "top.Input"(%arg0) : (tensor<1x128x768xf16>) -> tensor<1x128x768xf16> loc("x")
+  %w = "top.Weight"() : () -> tensor<768x3072xf16> loc("w")
+  %b = "top.Weight"() : () -> tensor<3072xf16> loc("b")
+  %m = "tpu.MatMul"(%x, %w, %b) : (tensor<1x128x768xf16>, tensor<768x3072xf16>, tensor<3072xf16>) -> tensor<1x128x3072xf16> loc("m")
+  %g = "tpu.Active"(%m) {mode = "gelu"} : (tensor<1x128x3072xf16>) -> tensor<1x128x3072xf16> loc("g")
+  %w2 = "top.Weight"() : () -> tensor<3072x768xf16> loc("w2")
+  %b2 = "top.Weight"() : () -> tensor<768xf16> loc("b2")
+  %y = "tpu.MatMul"(%g, %w2, %b2) : (tensor<1x128x3072xf16>, tensor<3072x768xf16>, tensor<768xf16>) -> tensor<1x128x768xf16> loc("y")
+  return %y, %g : tensor<1x128x768xf16>, tensor<1x128x3072xf16>
 }

@@ -135,6 +135,13 @@ bool isTileEpilogue(llvm::ArrayRef<mlir::Operation *> ops);
 /// Emits the tile epilogue group `ops` (see isTileEpilogue).
 mlir::LogicalResult emitTileEpilogue(CodegenContext &ctx,
                                      llvm::ArrayRef<mlir::Operation *> ops);
+/// The hidden columns per chunk when the tile epilogue group `ops` is a
+/// fused matmul pair (a MatMul, elementwise ops, then a second MatMul by a
+/// weight reading the last result: a transformer's FFN) on `target`, which
+/// runs in chunks of the hidden columns; 0 when `ops` is not one or its
+/// buffers do not fit local memory.
+int64_t fusedPairChunk(llvm::ArrayRef<mlir::Operation *> ops,
+                       const chip::Target &target);
 /// Emits a group between ctx.beginOp and ctx.endOp. Errors are diagnostics.
 mlir::LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group);
 

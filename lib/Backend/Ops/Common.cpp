@@ -118,7 +118,11 @@ int32_t inputZeroPoint(Operation *op) {
 }
 
 FailureOr<MacTypes> macTypes(CodegenContext &ctx, Value weight, Value bias) {
-  Operation *op = ctx.op();
+  return macTypes(ctx, ctx.op(), weight, bias);
+}
+
+FailureOr<MacTypes> macTypes(CodegenContext &ctx, Operation *op, Value weight,
+                             Value bias) {
   MacTypes t;
   t.in = chipDType(op->getOperand(0).getType());
   t.weight = chipDType(weight.getType());
@@ -140,7 +144,7 @@ FailureOr<MacTypes> macTypes(CodegenContext &ctx, Value weight, Value bias) {
         t.bias == t.out)
       return t;
   }
-  ctx.error() << "codegen supports float operands of the result's type or "
+  op->emitOpError() << "codegen supports float operands of the result's type or "
               << "INT8 x INT8 (+ INT32 bias) -> INT8, got " << op->getOperand(0).getType()
               << ", " << weight.getType() << ", " << bias.getType() << " -> "
               << op->getResult(0).getType();
@@ -184,12 +188,17 @@ uint32_t emitRequant(function_ref<uint32_t(const Instruction &)> emit,
 
 FailureOr<MacEpilogue> macEpilogue(CodegenContext &ctx, Value quant,
                                    const MacTypes &types) {
+  return macEpilogue(ctx, ctx.op(), quant, types);
+}
+
+FailureOr<MacEpilogue> macEpilogue(CodegenContext &ctx, Operation *op,
+                                   Value quant, const MacTypes &types) {
   MacEpilogue e;
   if (!types.quantized())
     return e;
   if (!quant)
-    return ctx.error() << "an INT8 result needs the `quant` operand";
-  e.rq.zp = resultZeroPoint(ctx.op());
+    return op->emitOpError() << "an INT8 result needs the `quant` operand";
+  e.rq.zp = resultZeroPoint(op);
   auto shape = getShape(quant);
   if (shape.size() != 2 || shape[1] != 2)
     return ctx.error() << "quant operand must be [rows, 2], got "

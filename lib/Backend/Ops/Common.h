@@ -82,6 +82,9 @@ struct MacTypes {
 /// several instructions widens it (wideFloat).
 mlir::FailureOr<MacTypes> macTypes(CodegenContext &ctx, mlir::Value weight,
                                    mlir::Value bias);
+/// The same for `op`, which need not be the current op.
+mlir::FailureOr<MacTypes> macTypes(CodegenContext &ctx, mlir::Operation *op,
+                                   mlir::Value weight, mlir::Value bias);
 
 /// The INT8 requantization epilogue every quantized op ends with
 /// (QuantParams.h): out = sat(zp + round(acc * multiplier / 2^shift)),
@@ -103,6 +106,9 @@ struct MacEpilogue {
   std::optional<uint64_t> table;
 };
 mlir::FailureOr<MacEpilogue> macEpilogue(CodegenContext &ctx, mlir::Value quant,
+                                         const MacTypes &types);
+mlir::FailureOr<MacEpilogue> macEpilogue(CodegenContext &ctx,
+                                         mlir::Operation *op, mlir::Value quant,
                                          const MacTypes &types);
 /// Ends a MAC op's output tile: a quantized accumulator `acc` (in accBuf)
 /// is requantized into the INT8 tile qBuf (per channel by the table in

@@ -27,11 +27,16 @@
 // with this tiled code and applies the ops after it (an activation, a lookup
 // table: elementwise, in place) to each finished output tile in LMEM before
 // the store, so the matmul's own result never goes to DDR; their weights
-// (a table) load once before the tiles.
+// (a table) load once before the tiles. When the chain closes with a second
+// matmul by a weight (a transformer's FFN: GELU(x W1 + b1) W2 + b2), the
+// pair runs fused over chunks of the hidden columns: x and the second
+// matmul's sums stay in LMEM, each chunk's columns of W1 and rows of W2
+// stream past them, and the chunk of the hidden result lives only in LMEM.
 //
 //===----------------------------------------------------------------------===//
 #include "Epilogue.h"
 #include "tpuc/Backend/LayerGroup.h"
+#include <numeric>
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -50,6 +55,8 @@ bool isRowTimesWeight(tpu::MatMulOp op) {
 
 LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
                          TileEpilogue *epilogue);
+tpu::MatMulOp closingMatMul(ArrayRef<Operation *> ops);
+LogicalResult emitFusedPair(CodegenContext &ctx, ArrayRef<Operation *> ops);
 
 using StoreHook = function_ref<void(LBuf &, const Operand &)>;
 
@@ -78,12 +85,25 @@ struct MatMulModel
 
   /// Elementwise ops reading only the tile and weights (no scratch); not
   /// after a single row times a weight, whose result is transposed.
+  /// A chain closing with a second matmul by a weight that reads its last
+  /// result is a fused pair (emitFusedPair).
   bool takesTileEpilogue(Operation *op, ArrayRef<Operation *> epilogue) const {
-    return !isRowTimesWeight(cast<tpu::MatMulOp>(op)) &&
-           isElementwiseEpilogue(op, epilogue, /*allowResiduals=*/false);
+    if (isRowTimesWeight(cast<tpu::MatMulOp>(op)))
+      return false;
+    SmallVector<Operation *> all{op};
+    llvm::append_range(all, epilogue);
+    if (closingMatMul(all))
+      return epilogue.size() == 1 ||
+             isElementwiseEpilogue(op, epilogue.drop_back(),
+                                   /*allowResiduals=*/false);
+    return isElementwiseEpilogue(op, epilogue, /*allowResiduals=*/false);
   }
   LogicalResult codegenTileEpilogue(Operation *op, CodegenContext &ctx,
                                     ArrayRef<Operation *> ops) const {
+    SmallVector<Operation *> all{op};
+    llvm::append_range(all, ops);
+    if (closingMatMul(all))
+      return emitFusedPair(ctx, all);
     TileEpilogue epilogue;
     if (failed(epilogue.init(ctx, ops)))
       return failure();
@@ -716,6 +736,256 @@ LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
                    outL, qo, nullptr, hook);
   }
   return success(!epilogue || !epilogue->broken);
+}
+
+} // namespace
+
+namespace {
+
+/// A matmul of a [rows, K] activation by a [K, N] weight used by it alone
+/// (with a bias or none, and a per-tensor requant when INT8): the shape
+/// both matmuls of a fused pair have.
+bool isWeightMatMul(tpu::MatMulOp op) {
+  auto b = getShape(op.getRight());
+  return op && !isRowTimesWeight(op) && b.size() == 2 &&
+         op.getRight().getDefiningOp<top::WeightOp>() &&
+         op.getRight().hasOneUse() &&
+         (isNone(op.getBias()) || op.getBias().getDefiningOp<top::WeightOp>()) &&
+         (!op.getQuant() || isNone(op.getQuant()) ||
+          getShape(op.getQuant()) == ArrayRef<int64_t>{1, 2});
+}
+
+/// The closing matmul of a fused pair `ops`, or null.
+tpu::MatMulOp closingMatMul(ArrayRef<Operation *> ops) {
+  auto mm = ops.size() < 2 ? tpu::MatMulOp()
+                           : dyn_cast<tpu::MatMulOp>(ops.back());
+  if (!mm || !isWeightMatMul(mm) ||
+      !isWeightMatMul(cast<tpu::MatMulOp>(ops.front())) ||
+      mm.getInput() != ops[ops.size() - 2]->getResult(0) ||
+      !mm.getInput().hasOneUse() ||
+      chipDType(mm.getInput().getType()) !=
+          chipDType(mm.getOutput().getType()))
+    return {};
+  return mm;
+}
+
+struct PairShape {
+  int64_t M, K, H, N;
+  DType in, acc1, acc2, out, bias1, bias2;
+  bool quant;
+};
+
+PairShape pairShape(ArrayRef<Operation *> ops) {
+  auto mm1 = cast<tpu::MatMulOp>(ops.front()),
+       mm2 = cast<tpu::MatMulOp>(ops.back());
+  PairShape p;
+  auto w1 = getShape(mm1.getRight()), w2 = getShape(mm2.getRight());
+  p.K = w1[0], p.H = w1[1], p.N = w2[1];
+  p.M = numElements(getShape(mm1.getInput())) / p.K;
+  p.in = chipDType(mm1.getInput().getType());
+  p.out = chipDType(mm2.getOutput().getType());
+  p.quant = isQuantizedOp(mm1);
+  p.acc1 = p.quant ? DType::INT32 : chipDType(mm1.getOutput().getType());
+  p.acc2 = p.quant ? DType::INT32 : wideFloat(p.out);
+  auto biasType = [&](tpu::MatMulOp op) {
+    return isNone(op.getBias()) ? (p.quant ? DType::INT32 : p.out)
+                                : chipDType(op.getBias().getType());
+  };
+  p.bias1 = biasType(mm1), p.bias2 = biasType(mm2);
+  return p;
+}
+
+/// Per-lane bytes of the fused pair's buffers with chunks of `c` hidden
+/// columns, as emitFusedPair allocates them.
+uint64_t pairFootprint(const PairShape &p, int64_t c, const Target &t,
+                       uint64_t epilogueBytes) {
+  auto bytes = [&](int64_t n, int64_t ch, int64_t w, DType dt) {
+    return lmemBytesPerLane(uint32_t(n), uint32_t(ch), 1, uint32_t(w), dt, 0,
+                            t.lanes);
+  };
+  uint64_t total = epilogueBytes;
+  auto add = [&](uint64_t b, unsigned slots) {
+    total += slots * ((b + 63) / 64 * 64);
+  };
+  add(bytes(1, p.M, p.K, p.in), 1);      // the resident activation
+  add(bytes(1, p.M, p.N, p.acc2), 1);    // the second matmul's sums
+  add(bytes(1, 1, p.N, p.bias2), 1);     // its bias
+  add(bytes(1, p.M, c, p.acc1), 1);      // a chunk of the first's result
+  if (p.quant)
+    add(bytes(1, p.M, c, p.in), 1);      // that chunk requantized
+  add(bytes(1, p.K, c, p.in), 2);        // first weight's columns
+  add(bytes(1, 1, c, p.bias1), 2);       // and their bias
+  add(bytes(1, c, p.N, p.in), 2);        // second weight's rows
+  if (p.quant)
+    add(bytes(1, p.M, p.N, p.out), 1);   // the requantized result
+  return total;
+}
+
+uint64_t epilogueWeightBytes(ArrayRef<Operation *> ops, const Target &t) {
+  uint64_t total = 0;
+  for (Operation *op : ops.drop_front().drop_back())
+    for (unsigned i = 1; i < op->getNumOperands(); ++i) {
+      Value v = op->getOperand(i);
+      if (isNone(v))
+        continue;
+      auto s = cast<CodegenInterface>(op).localShape(i);
+      if (s.size() == 4)
+        total += (lmemBytesPerLane(uint32_t(s[0]), uint32_t(s[1]),
+                                   uint32_t(s[2]), uint32_t(s[3]),
+                                   chipDType(v.getType()), 0, t.lanes) +
+                  63) / 64 * 64;
+    }
+  return total;
+}
+
+} // namespace
+
+int64_t fusedPairChunk(ArrayRef<Operation *> ops, const Target &t) {
+  if (!closingMatMul(ops))
+    return 0;
+  PairShape p = pairShape(ops);
+  // At least 8 chunks, so one chunk's weight load is all that shows; the
+  // widest that fits, whole lanes of the second weight's rows and whole
+  // DDR bursts of each row of the first weight's columns.
+  const uint64_t epi = epilogueWeightBytes(ops, t);
+  const int64_t burst = std::max<int64_t>(1, t.ddr_burst_bytes / dtypeSize(p.in));
+  const int64_t step = std::lcm<int64_t>(t.lanes, burst);
+  for (int64_t c = std::min<int64_t>(256, p.H / 8) / step * step; c >= step;
+       c -= step)
+    if (p.H % c == 0 && pairFootprint(p, c, t, epi) <= t.lmem_bytes_per_lane)
+      return c;
+  return 0;
+}
+
+namespace {
+
+/// A fused pair (see the header): out = chain(x W1 + b1) W2 + b2 with the
+/// hidden columns in chunks of c. x and the [M, N] sums stay in LMEM; each
+/// chunk loads its columns of W1 and rows of W2 (two slots each, so the
+/// next chunk's loads overlap this one's compute), computes its [M, c]
+/// slice of the first result, applies the chain in place and adds its
+/// product with the W2 rows to the sums. Each weight is read once and the
+/// hidden result never reaches DDR.
+LogicalResult emitFusedPair(CodegenContext &ctx, ArrayRef<Operation *> ops) {
+  auto mm1 = cast<tpu::MatMulOp>(ops.front()),
+       mm2 = cast<tpu::MatMulOp>(ops.back());
+  const PairShape p = pairShape(ops);
+  const int64_t c = fusedPairChunk(ops, ctx.target());
+  if (c == 0)
+    return ctx.error() << "fused matmul pair does not fit local memory";
+  auto ty1 = macTypes(ctx, mm1, mm1.getRight(), mm1.getBias()),
+       ty2 = macTypes(ctx, mm2, mm2.getRight(), mm2.getBias());
+  if (failed(ty1) || failed(ty2))
+    return failure();
+  auto ep1 = macEpilogue(ctx, mm1, mm1.getQuant(), *ty1),
+       ep2 = macEpilogue(ctx, mm2, mm2.getQuant(), *ty2);
+  if (failed(ep1) || failed(ep2))
+    return failure();
+  if (ep1->table || ep2->table)
+    return ctx.error() << "INT8 matmul needs a per-tensor [1, 2] quant operand";
+  auto x = getTensor(ctx, mm1.getInput()), w1 = getTensor(ctx, mm1.getRight()),
+       w2 = getTensor(ctx, mm2.getRight()),
+       out = getTensor(ctx, mm2.getOutput());
+  if (failed(x) || failed(w1) || failed(w2) || failed(out))
+    return failure();
+  std::optional<uint64_t> b1, b2;
+  for (auto [op, addr] : {std::pair{mm1, &b1}, std::pair{mm2, &b2}}) {
+    if (isNone(op.getBias()))
+      continue;
+    auto t = getTensor(ctx, op.getBias());
+    if (failed(t))
+      return failure();
+    *addr = t->addr;
+  }
+  TileEpilogue chain;
+  chain.ops.assign(ops.begin() + 1, ops.end() - 1);
+  if (failed(chain.load(ctx)))
+    return failure();
+
+  const int64_t M = p.M, K = p.K, H = p.H, N = p.N, nC = H / c;
+  const int64_t es = dtypeSize(p.in);
+  Pipeline pipe;
+  // INT8 adds kHq, the chunk requantized (the second matmul's left).
+  enum { kX, kAcc, kB2, kH, kW1, kB1, kW2, kHq };
+  // The weights' slots start in other banks than the activation they meet
+  // where the buffers after them still fit.
+  const uint64_t b1Bytes = ctx.lmemBytes({1, 1, 1, c}, p.bias1),
+                 w2Bytes = ctx.lmemBytes({1, c, 1, N}, p.in),
+                 hqBytes = ctx.lmemBytes({1, M, 1, c}, p.in),
+                 qBytes = ctx.lmemBytes({1, M, 1, N}, p.out),
+                 quantBytes = p.quant ? hqBytes + qBytes + 128 : 0;
+  const uint64_t afterW1 = 2 * ((b1Bytes + 63) / 64 * 64) +
+                           2 * ((w2Bytes + 63) / 64 * 64) + quantBytes;
+  if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, M, 1, K}, p.in), 1)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, M, 1, N}, p.acc2), 1)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, 1, 1, N}, p.bias2), 1)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, M, 1, c}, p.acc1), 1)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, K, 1, c}, p.in), 2, kX,
+                           afterW1)) ||
+      failed(pipe.addGroup(ctx, b1Bytes, 2)) ||
+      failed(pipe.addGroup(ctx, w2Bytes, 2, kH, quantBytes)) ||
+      (p.quant && failed(pipe.addGroup(ctx, hqBytes, 1, kW2, qBytes + 64))))
+    return failure();
+  // INT8: the requantized result.
+  std::optional<LBuf> q;
+  if (p.quant && !(q = ctx.alloc(qBytes)))
+    return ctx.error() << "fused matmul pair does not fit local memory";
+  LBuf *hq = p.quant ? pipe.acquire(kHq, 0).first : nullptr;
+  LBuf *xb = pipe.acquire(kX, 0).first, *acc = pipe.acquire(kAcc, 0).first,
+       *b2b = pipe.acquire(kB2, 0).first, *hb = pipe.acquire(kH, 0).first;
+  ctx.load(*xb, lmemTensor(xb->addr, 1, M, 1, K, p.in),
+           ddrOperand(x->addr, {1, M, 1, K}, {M * K, K, K, 1}, p.in));
+  SmallVector<std::array<LBuf *, 3>> bufs(nC);
+  auto loadChunk = [&](int64_t j) {
+    LBuf *w = pipe.acquire(kW1, j).first, *bb = pipe.acquire(kB1, j).first,
+         *r = pipe.acquire(kW2, j).first;
+    ctx.load(*w, lmemTensor(w->addr, 1, K, 1, c, p.in),
+             ddrOperand(w1->addr + j * c * es, {1, K, 1, c}, {K * H, H, H, 1},
+                        p.in));
+    if (b1)
+      ctx.load(*bb, lmemTensor(bb->addr, 1, 1, 1, c, p.bias1),
+               ddrOperand(*b1 + j * c * dtypeSize(p.bias1), {1, 1, 1, c},
+                          {H, H, H, 1}, p.bias1));
+    if (j == 0 && b2)
+      ctx.load(*b2b, lmemTensor(b2b->addr, 1, 1, 1, N, p.bias2),
+               ddrOperand(*b2, {1, 1, 1, N}, {N, N, N, 1}, p.bias2));
+    ctx.load(*r, lmemTensor(r->addr, 1, c, 1, N, p.in),
+             ddrOperand(w2->addr + j * c * N * es, {1, c, 1, N},
+                        {H * N, N, N, 1}, p.in));
+    bufs[j] = {w, bb, r};
+  };
+  const Operand xL = lmemTensor(xb->addr, 1, M, 1, K, p.in),
+                hL = lmemTensor(hb->addr, 1, M, 1, c, p.acc1),
+                accL = lmemTensor(acc->addr, 1, M, 1, N, p.acc2);
+  loadChunk(0);
+  for (int64_t j = 0; j < nC; ++j) {
+    if (j + 1 < nC)
+      loadChunk(j + 1);
+    auto [w, bb, r] = bufs[j];
+    Operand bias1 = b1 ? lmemTensor(bb->addr, 1, 1, 1, c, p.bias1) : Operand();
+    ctx.tiu(makeMatMul(hL, xL, lmemTensor(w->addr, 1, K, 1, c, p.in), bias1,
+                       /*accumulate=*/false, mm1.getDoRelu()),
+            {xb, w, bb, hb});
+    LBuf *left = hb;
+    Operand leftL = hL;
+    if (p.quant) {
+      left = hq;
+      leftL = lmemTensor(hq->addr, 1, M, 1, c, p.in);
+      emitRequant([&](const Instruction &i) { return ctx.tiu(i, {hb, left}); },
+                  leftL, hL, ep1->rq);
+    }
+    chain.apply(ctx, *left, leftL);
+    Operand bias2 = b2 && j == 0 ? lmemTensor(b2b->addr, 1, 1, 1, N, p.bias2)
+                                 : Operand();
+    ctx.tiu(makeMatMul(accL, leftL, lmemTensor(r->addr, 1, c, 1, N, p.in),
+                       bias2, /*accumulate=*/j > 0,
+                       /*relu=*/j == nC - 1 && mm2.getDoRelu()),
+            {left, r, b2b, acc});
+  }
+  storeMacResult(ctx, *ty2, *ep2,
+                 ddrOperand(out->addr, {1, M, 1, N}, {M * N, N, N, 1}, p.out),
+                 *acc, accL, q ? &*q : nullptr);
+  return success(!chain.broken);
 }
 
 } // namespace

@@ -326,7 +326,9 @@ def Tpu_GroupOp : Tpu_Op<"Group", [SingleBlock, NoRegionArguments,
     on its result (an activation, a lookup table, a residual Add whose
     other operand is read tile by tile), as that op's own tiled code
     applying the chain to each output tile in local memory before its
-    store, so only the chain's last result reaches DDR. The default plan
+    store, so only the chain's last result reaches DDR; a chain that
+    closes with a second tpu.MatMul by a weight runs the pair fused over
+    chunks of the hidden columns. The default plan
     holds every tensor whole.
 
     ```mlir
