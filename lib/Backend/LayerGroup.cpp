@@ -364,8 +364,8 @@ struct LayerGroupPass
           else
             remark << "the first one's tiled code with the rest "
                       "applied to each output tile";
-          remark << "\n  estimated "
-                         << int64_t(epilogueCycles(ops, target)) << " cycles";
+          remark << "\n  estimated " << int64_t(epilogueCycles(ops, target))
+                 << " cycles";
           continue;
         }
         auto plan = planLayerGroup(ops, target, g.getNSlices(),
