@@ -1008,112 +1008,112 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   std::vector<bool> loaded;
   std::vector<SmallVector<uint32_t, 8>> partLoads;
   // Loads in order of first use; results the group loads (localLoad)
-    // in their op's place; a weight its first user asks for in parts of
-    // its columns (localColumnParts), or a split filter, loads part by part
-    // after that op's other operands, so its first part is all the op
-    // waits for.
-    auto loadResult = [&](size_t k) -> LogicalResult {
-      int r = plan->results[k];
-      auto addr = ddrAddr(ops[k]->getOperand(0));
-      if (!addr)
-        return ctx.error() << "group operand has no DDR address";
-      make(r);
-      if (failed(cast<CodegenInterface>(ops[k]).codegenLocalLoad(
-              ctx, bufs[r], lmem(r), *addr)))
-        return ops[k]->emitOpError()
-               << "failed to generate its load in a layer group";
-      return success();
-    };
-    // Whether op k's loaded result comes from a member's stored one.
-    auto bounces = [&](size_t k) {
-      return !inDdrBeforeGroup(ops[k]->getOperand(0), ops);
-    };
-    // A reload of a result the group stores waits in the GDMA queue behind
-    // every load issued before it: the loads of the ops after it issue
-    // right after it, not all at the group's start.
-    auto nextBounce = [&](size_t k) {
-      while (k < ops.size() && !(plan->loaded[k] && bounces(k)))
-        ++k;
-      return k;
-    };
-    auto loadOps = [&](size_t from, size_t to) -> LogicalResult {
-      for (size_t k = from; k < to; ++k) {
-        if (plan->loaded[k] && !bounces(k) && failed(loadResult(k)))
-          return failure();
-        auto partsOf = [&](unsigned j, int i) -> unsigned {
-          return plan->rows || pb[i].kind != GroupPlan::Kind::Weight
-                     ? 1
-                     : cast<CodegenInterface>(ops[k]).localColumnParts(j);
-        };
-        // An op's whole weights load before its activations when smaller:
-        // they depend on nothing, so they go while the previous group's
-        // stores are in flight, and the activation loads, which wait for
-        // those, stay last; a large filter would delay the first compute.
-        auto bytesOf = [&](int i) {
-          return numElements(pb[i].shape) * dtypeSize(pb[i].dtype);
-        };
-        int64_t weightBytes = 0, inputBytes = 0;
-        for (int i : plan->operands[k])
-          if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Weight)
-            weightBytes += bytesOf(i);
-          else if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Input)
-            inputBytes += bytesOf(i);
-        const bool weightsFirst = weightBytes <= inputBytes;
-        // Whole operands before those loaded in parts; in each, weights or
-        // activations first as chosen above.
-        for (int pass = 0; pass < 4; ++pass) {
-          const bool inParts = pass >= 2;
-          const bool weights = (pass % 2 == 0) == weightsFirst;
-          for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
-            if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
-              continue;
-            unsigned parts = partsOf(j, i);
-            bool inRuns = !split[k].empty() && j == 1;
-            if ((parts > 1 || inRuns) != inParts ||
-                (pb[i].kind == GroupPlan::Kind::Weight) != weights)
-              continue;
-            auto addr = ddrAddr(pb[i].value);
-            if (!addr)
-              return ctx.error() << "group operand has no DDR address";
-            make(i);
-            loaded[i] = true;
-            Operand to = lmem(i), from = ddr(i, *addr);
-            if (inRuns) {
-              for (auto [c, n] : split[k]) {
-                Operand d = from;
-                d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
-                d.shape[1] = uint32_t(n);
-                LBuf run = bufs[i];
-                ctx.load(run, channels(to, c, n), d);
-                runBufs[k].push_back(run);
-              }
-              for (const LBuf &run : runBufs[k])
-                bufs[i].gdma = std::max(bufs[i].gdma, run.gdma);
-              continue;
+  // in their op's place; a weight its first user asks for in parts of
+  // its columns (localColumnParts), or a split filter, loads part by part
+  // after that op's other operands, so its first part is all the op
+  // waits for.
+  auto loadResult = [&](size_t k) -> LogicalResult {
+    int r = plan->results[k];
+    auto addr = ddrAddr(ops[k]->getOperand(0));
+    if (!addr)
+      return ctx.error() << "group operand has no DDR address";
+    make(r);
+    if (failed(cast<CodegenInterface>(ops[k]).codegenLocalLoad(
+            ctx, bufs[r], lmem(r), *addr)))
+      return ops[k]->emitOpError()
+             << "failed to generate its load in a layer group";
+    return success();
+  };
+  // Whether op k's loaded result comes from a member's stored one.
+  auto bounces = [&](size_t k) {
+    return !inDdrBeforeGroup(ops[k]->getOperand(0), ops);
+  };
+  // A reload of a result the group stores waits in the GDMA queue behind
+  // every load issued before it: the loads of the ops after it issue
+  // right after it, not all at the group's start.
+  auto nextBounce = [&](size_t k) {
+    while (k < ops.size() && !(plan->loaded[k] && bounces(k)))
+      ++k;
+    return k;
+  };
+  auto loadOps = [&](size_t from, size_t to) -> LogicalResult {
+    for (size_t k = from; k < to; ++k) {
+      if (plan->loaded[k] && !bounces(k) && failed(loadResult(k)))
+        return failure();
+      auto partsOf = [&](unsigned j, int i) -> unsigned {
+        return plan->rows || pb[i].kind != GroupPlan::Kind::Weight
+                   ? 1
+                   : cast<CodegenInterface>(ops[k]).localColumnParts(j);
+      };
+      // An op's whole weights load before its activations when smaller:
+      // they depend on nothing, so they go while the previous group's
+      // stores are in flight, and the activation loads, which wait for
+      // those, stay last; a large filter would delay the first compute.
+      auto bytesOf = [&](int i) {
+        return numElements(pb[i].shape) * dtypeSize(pb[i].dtype);
+      };
+      int64_t weightBytes = 0, inputBytes = 0;
+      for (int i : plan->operands[k])
+        if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Weight)
+          weightBytes += bytesOf(i);
+        else if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Input)
+          inputBytes += bytesOf(i);
+      const bool weightsFirst = weightBytes <= inputBytes;
+      // Whole operands before those loaded in parts; in each, weights or
+      // activations first as chosen above.
+      for (int pass = 0; pass < 4; ++pass) {
+        const bool inParts = pass >= 2;
+        const bool weights = (pass % 2 == 0) == weightsFirst;
+        for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
+          if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
+            continue;
+          unsigned parts = partsOf(j, i);
+          bool inRuns = !split[k].empty() && j == 1;
+          if ((parts > 1 || inRuns) != inParts ||
+              (pb[i].kind == GroupPlan::Kind::Weight) != weights)
+            continue;
+          auto addr = ddrAddr(pb[i].value);
+          if (!addr)
+            return ctx.error() << "group operand has no DDR address";
+          make(i);
+          loaded[i] = true;
+          Operand to = lmem(i), from = ddr(i, *addr);
+          if (inRuns) {
+            for (auto [c, n] : split[k]) {
+              Operand d = from;
+              d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
+              d.shape[1] = uint32_t(n);
+              LBuf run = bufs[i];
+              ctx.load(run, channels(to, c, n), d);
+              runBufs[k].push_back(run);
             }
-            if (parts <= 1) {
-              ctx.load(bufs[i], to, from);
-              continue;
-            }
-            // Part p is columns [p nc, (p + 1) nc) of the DDR tensor, held
-            // dense in LMEM after the parts before it (see LocalTensor).
-            int64_t w = to.shape[3], nc = w / parts;
-            uint64_t partBytes = ctx.lmemBytes(
-                {to.shape[0], to.shape[1], to.shape[2], nc}, to.dtype);
-            for (unsigned p = 0; p < parts; ++p) {
-              Operand t = lmemTensor(to.addr + p * partBytes, to.shape[0],
-                                     to.shape[1], to.shape[2], uint32_t(nc),
-                                     to.dtype),
-                      f = from;
-              f.addr += uint64_t(p * nc) * dtypeSize(f.dtype);
-              f.shape[3] = uint32_t(nc);
-              partLoads[i].push_back(ctx.load(bufs[i], t, f));
-            }
+            for (const LBuf &run : runBufs[k])
+              bufs[i].gdma = std::max(bufs[i].gdma, run.gdma);
+            continue;
+          }
+          if (parts <= 1) {
+            ctx.load(bufs[i], to, from);
+            continue;
+          }
+          // Part p is columns [p nc, (p + 1) nc) of the DDR tensor, held
+          // dense in LMEM after the parts before it (see LocalTensor).
+          int64_t w = to.shape[3], nc = w / parts;
+          uint64_t partBytes = ctx.lmemBytes(
+              {to.shape[0], to.shape[1], to.shape[2], nc}, to.dtype);
+          for (unsigned p = 0; p < parts; ++p) {
+            Operand t = lmemTensor(to.addr + p * partBytes, to.shape[0],
+                                   to.shape[1], to.shape[2], uint32_t(nc),
+                                   to.dtype),
+                    f = from;
+            f.addr += uint64_t(p * nc) * dtypeSize(f.dtype);
+            f.shape[3] = uint32_t(nc);
+            partLoads[i].push_back(ctx.load(bufs[i], t, f));
           }
         }
       }
-      return success();
-    };
+    }
+    return success();
+  };
   auto loadChunk = [&](int64_t c) -> LogicalResult {
     useChunk(c);
     loaded.assign(pb.size(), false);
