@@ -551,22 +551,42 @@ static constexpr double kSliceGain = 0.85;
 /// Most slices a sliced group is cut into.
 static constexpr int64_t kMaxSlices = 64;
 
-/// Rows view: the most rows per lane that fit (bytes grow with rows).
+/// Fewest rows per lane a chunk of a rows-view group holds to alternate
+/// between two halves: below, each chunk's fixed costs (its reloaded
+/// broadcast operands, the issue of every instruction) outweigh the
+/// overlap.
+static constexpr int64_t kMinPingPongRows = 2;
+
+/// Rows view: the most rows per lane that fit (bytes grow with rows); or,
+/// when at least kMinPingPongRows fit twice, the most that do, so chunks
+/// alternate between two halves of the space and each one's loads overlap
+/// the previous one's compute (GroupPlan::pingPongHalf).
 static FailureOr<GroupPlan> planRowChunks(ArrayRef<Operation *> ops,
                                           const Target &target) {
-  auto best = planChunk(ops, target, 1);
-  if (failed(best))
-    return failure();
-  int64_t lo = 1, hi = best->rows; // lo fits, hi does not
-  while (hi - lo > 1) {
-    int64_t mid = (lo + hi) / 2;
-    auto p = planChunk(ops, target, mid);
-    if (succeeded(p))
-      best = std::move(p), lo = mid;
-    else
-      hi = mid;
-  }
-  return best;
+  const uint64_t lmem = target.lmem_bytes_per_lane;
+  auto fits = [&](int64_t rows, bool twice) -> FailureOr<GroupPlan> {
+    auto p = planChunk(ops, target, rows);
+    if (succeeded(p) && twice && !p->pingPongHalf(lmem))
+      return failure();
+    return p;
+  };
+  auto most = [&](bool twice, int64_t lo) -> FailureOr<GroupPlan> {
+    auto best = fits(lo, twice);
+    if (failed(best))
+      return failure();
+    int64_t hi = best->rows; // lo fits, hi does not
+    while (hi - lo > 1) {
+      int64_t mid = (lo + hi) / 2;
+      auto p = fits(mid, twice);
+      if (succeeded(p))
+        best = std::move(p), lo = mid;
+      else
+        hi = mid;
+    }
+    return best;
+  };
+  auto twice = most(true, kMinPingPongRows);
+  return succeeded(twice) ? twice : most(false, 1);
 }
 
 FailureOr<GroupPlan> planLayerGroup(ArrayRef<Operation *> ops,
@@ -849,7 +869,15 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   if (failed(plan))
     return ctx.error() << "starts a layer group of " << ops.size()
                        << " ops that does not fit local memory";
-  auto base = ctx.alloc(plan->bytes);
+  // Chunks of rows alternate between two halves when twice the buffers
+  // fit (and no op reloads a stored result, whose load must follow the
+  // store); else one set of buffers serves every chunk in turn.
+  uint64_t half = llvm::is_contained(plan->loaded, true)
+                      ? 0
+                      : plan->pingPongHalf(ctx.target().lmem_bytes_per_lane);
+  std::optional<LBuf> base = half ? ctx.alloc(2 * half) : std::nullopt;
+  if (!base)
+    half = 0, base = ctx.alloc(plan->bytes);
   if (!base)
     return ctx.error() << "layer group needs " << plan->bytes
                        << " bytes per lane of local memory";
@@ -872,11 +900,14 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   if (plan->looped())
     return emitSliced(ctx, ops, *plan, *base, ahead);
   const auto &pb = plan->buffers;
-  std::vector<LBuf> bufs(pb.size());
-  std::vector<bool> made(pb.size(), false);
-  // A buffer starts fenced as in emitSliced.
+  std::vector<LBuf> bufs(pb.size()), otherBufs(pb.size());
+  std::vector<bool> made(pb.size(), false), otherMade(pb.size(), false);
+  int64_t parity = 0; // the half the current chunk's buffers are in
+  // A buffer starts fenced as in emitSliced (in its half, on the users of
+  // the chunk before the previous one).
   auto make = [&](int i) {
-    LBuf b = ctx.part(base->addr + pb[i].offset, pb[i].bytes);
+    LBuf b = ctx.part(base->addr + uint64_t(parity) * half + pb[i].offset,
+                      pb[i].bytes);
     for (size_t j = 0; j < pb.size(); ++j)
       if (made[j] && pb[j].offset < pb[i].offset + pb[i].bytes &&
           pb[i].offset < pb[j].offset + pb[j].bytes) {
@@ -963,122 +994,137 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   // users of the same space.
   int64_t rows = plan->rows ? plan->rows : 1,
           chunk = plan->rows ? plan->chunk : 1;
-  for (h0 = 0; h0 < rows; h0 += chunk) {
+  const int64_t nChunks = (rows + chunk - 1) / chunk;
+  // Makes chunk c current: its rows and its half's buffers.
+  auto useChunk = [&](int64_t c) {
+    h0 = c * chunk;
     hc = std::min(chunk, rows - h0);
-    // Loads in order of first use; results the group loads (localLoad)
-    // in their op's place; a weight its first user asks for in parts of
-    // its columns (localColumnParts), or a split filter, loads part by part
-    // after that op's other operands, so its first part is all the op
-    // waits for.
-    std::vector<bool> loaded(pb.size(), false);
-    std::vector<SmallVector<uint32_t, 8>> partLoads(pb.size());
-    auto loadResult = [&](size_t k) -> LogicalResult {
-      int r = plan->results[k];
-      auto addr = ddrAddr(ops[k]->getOperand(0));
-      if (!addr)
-        return ctx.error() << "group operand has no DDR address";
-      make(r);
-      if (failed(cast<CodegenInterface>(ops[k]).codegenLocalLoad(
-              ctx, bufs[r], lmem(r), *addr)))
-        return ops[k]->emitOpError()
-               << "failed to generate its load in a layer group";
-      return success();
-    };
-    // Whether op k's loaded result comes from a member's stored one.
-    auto bounces = [&](size_t k) {
-      return !inDdrBeforeGroup(ops[k]->getOperand(0), ops);
-    };
-    // A reload of a result the group stores waits in the GDMA queue behind
-    // every load issued before it: the loads of the ops after it issue
-    // right after it, not all at the group's start.
-    auto nextBounce = [&](size_t k) {
-      while (k < ops.size() && !(plan->loaded[k] && bounces(k)))
-        ++k;
-      return k;
-    };
-    auto loadOps = [&](size_t from, size_t to) -> LogicalResult {
-      for (size_t k = from; k < to; ++k) {
-        if (plan->loaded[k] && !bounces(k) && failed(loadResult(k)))
-          return failure();
-        auto partsOf = [&](unsigned j, int i) -> unsigned {
-          return plan->rows || pb[i].kind != GroupPlan::Kind::Weight
-                     ? 1
-                     : cast<CodegenInterface>(ops[k]).localColumnParts(j);
-        };
-        // An op's whole weights load before its activations when smaller:
-        // they depend on nothing, so they go while the previous group's
-        // stores are in flight, and the activation loads, which wait for
-        // those, stay last; a large filter would delay the first compute.
-        auto bytesOf = [&](int i) {
-          return numElements(pb[i].shape) * dtypeSize(pb[i].dtype);
-        };
-        int64_t weightBytes = 0, inputBytes = 0;
-        for (int i : plan->operands[k])
-          if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Weight)
-            weightBytes += bytesOf(i);
-          else if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Input)
-            inputBytes += bytesOf(i);
-        const bool weightsFirst = weightBytes <= inputBytes;
-        // Whole operands before those loaded in parts; in each, weights or
-        // activations first as chosen above.
-        for (int pass = 0; pass < 4; ++pass) {
-          const bool inParts = pass >= 2;
-          const bool weights = (pass % 2 == 0) == weightsFirst;
-          for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
-            if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
-              continue;
-            unsigned parts = partsOf(j, i);
-            bool inRuns = !split[k].empty() && j == 1;
-            if ((parts > 1 || inRuns) != inParts ||
-                (pb[i].kind == GroupPlan::Kind::Weight) != weights)
-              continue;
-            auto addr = ddrAddr(pb[i].value);
-            if (!addr)
-              return ctx.error() << "group operand has no DDR address";
-            make(i);
-            loaded[i] = true;
-            Operand to = lmem(i), from = ddr(i, *addr);
-            if (inRuns) {
-              for (auto [c, n] : split[k]) {
-                Operand d = from;
-                d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
-                d.shape[1] = uint32_t(n);
-                LBuf run = bufs[i];
-                ctx.load(run, channels(to, c, n), d);
-                runBufs[k].push_back(run);
-              }
-              for (const LBuf &run : runBufs[k])
-                bufs[i].gdma = std::max(bufs[i].gdma, run.gdma);
-              continue;
+    if (half && c % 2 != parity) {
+      std::swap(bufs, otherBufs);
+      std::swap(made, otherMade);
+      parity = c % 2;
+    }
+  };
+  std::vector<bool> loaded;
+  std::vector<SmallVector<uint32_t, 8>> partLoads;
+  // Loads in order of first use; results the group loads (localLoad)
+  // in their op's place; a weight its first user asks for in parts of
+  // its columns (localColumnParts), or a split filter, loads part by part
+  // after that op's other operands, so its first part is all the op
+  // waits for.
+  auto loadResult = [&](size_t k) -> LogicalResult {
+    int r = plan->results[k];
+    auto addr = ddrAddr(ops[k]->getOperand(0));
+    if (!addr)
+      return ctx.error() << "group operand has no DDR address";
+    make(r);
+    if (failed(cast<CodegenInterface>(ops[k]).codegenLocalLoad(
+            ctx, bufs[r], lmem(r), *addr)))
+      return ops[k]->emitOpError()
+             << "failed to generate its load in a layer group";
+    return success();
+  };
+  // Whether op k's loaded result comes from a member's stored one.
+  auto bounces = [&](size_t k) {
+    return !inDdrBeforeGroup(ops[k]->getOperand(0), ops);
+  };
+  // A reload of a result the group stores waits in the GDMA queue behind
+  // every load issued before it: the loads of the ops after it issue
+  // right after it, not all at the group's start.
+  auto nextBounce = [&](size_t k) {
+    while (k < ops.size() && !(plan->loaded[k] && bounces(k)))
+      ++k;
+    return k;
+  };
+  auto loadOps = [&](size_t from, size_t to) -> LogicalResult {
+    for (size_t k = from; k < to; ++k) {
+      if (plan->loaded[k] && !bounces(k) && failed(loadResult(k)))
+        return failure();
+      auto partsOf = [&](unsigned j, int i) -> unsigned {
+        return plan->rows || pb[i].kind != GroupPlan::Kind::Weight
+                   ? 1
+                   : cast<CodegenInterface>(ops[k]).localColumnParts(j);
+      };
+      // An op's whole weights load before its activations when smaller:
+      // they depend on nothing, so they go while the previous group's
+      // stores are in flight, and the activation loads, which wait for
+      // those, stay last; a large filter would delay the first compute.
+      auto bytesOf = [&](int i) {
+        return numElements(pb[i].shape) * dtypeSize(pb[i].dtype);
+      };
+      int64_t weightBytes = 0, inputBytes = 0;
+      for (int i : plan->operands[k])
+        if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Weight)
+          weightBytes += bytesOf(i);
+        else if (i >= 0 && !loaded[i] && pb[i].kind == GroupPlan::Kind::Input)
+          inputBytes += bytesOf(i);
+      const bool weightsFirst = weightBytes <= inputBytes;
+      // Whole operands before those loaded in parts; in each, weights or
+      // activations first as chosen above.
+      for (int pass = 0; pass < 4; ++pass) {
+        const bool inParts = pass >= 2;
+        const bool weights = (pass % 2 == 0) == weightsFirst;
+        for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
+          if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
+            continue;
+          unsigned parts = partsOf(j, i);
+          bool inRuns = !split[k].empty() && j == 1;
+          if ((parts > 1 || inRuns) != inParts ||
+              (pb[i].kind == GroupPlan::Kind::Weight) != weights)
+            continue;
+          auto addr = ddrAddr(pb[i].value);
+          if (!addr)
+            return ctx.error() << "group operand has no DDR address";
+          make(i);
+          loaded[i] = true;
+          Operand to = lmem(i), from = ddr(i, *addr);
+          if (inRuns) {
+            for (auto [c, n] : split[k]) {
+              Operand d = from;
+              d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
+              d.shape[1] = uint32_t(n);
+              LBuf run = bufs[i];
+              ctx.load(run, channels(to, c, n), d);
+              runBufs[k].push_back(run);
             }
-            if (parts <= 1) {
-              ctx.load(bufs[i], to, from);
-              continue;
-            }
-            // Part p is columns [p nc, (p + 1) nc) of the DDR tensor, held
-            // dense in LMEM after the parts before it (see LocalTensor).
-            int64_t w = to.shape[3], nc = w / parts;
-            uint64_t partBytes = ctx.lmemBytes(
-                {to.shape[0], to.shape[1], to.shape[2], nc}, to.dtype);
-            for (unsigned p = 0; p < parts; ++p) {
-              Operand t = lmemTensor(to.addr + p * partBytes, to.shape[0],
-                                     to.shape[1], to.shape[2], uint32_t(nc),
-                                     to.dtype),
-                      f = from;
-              f.addr += uint64_t(p * nc) * dtypeSize(f.dtype);
-              f.shape[3] = uint32_t(nc);
-              partLoads[i].push_back(ctx.load(bufs[i], t, f));
-            }
+            for (const LBuf &run : runBufs[k])
+              bufs[i].gdma = std::max(bufs[i].gdma, run.gdma);
+            continue;
+          }
+          if (parts <= 1) {
+            ctx.load(bufs[i], to, from);
+            continue;
+          }
+          // Part p is columns [p nc, (p + 1) nc) of the DDR tensor, held
+          // dense in LMEM after the parts before it (see LocalTensor).
+          int64_t w = to.shape[3], nc = w / parts;
+          uint64_t partBytes = ctx.lmemBytes(
+              {to.shape[0], to.shape[1], to.shape[2], nc}, to.dtype);
+          for (unsigned p = 0; p < parts; ++p) {
+            Operand t = lmemTensor(to.addr + p * partBytes, to.shape[0],
+                                   to.shape[1], to.shape[2], uint32_t(nc),
+                                   to.dtype),
+                    f = from;
+            f.addr += uint64_t(p * nc) * dtypeSize(f.dtype);
+            f.shape[3] = uint32_t(nc);
+            partLoads[i].push_back(ctx.load(bufs[i], t, f));
           }
         }
       }
-      return success();
-    };
+    }
+    return success();
+  };
+  auto loadChunk = [&](int64_t c) -> LogicalResult {
+    useChunk(c);
+    loaded.assign(pb.size(), false);
+    partLoads.assign(pb.size(), {});
     if (failed(loadOps(0, nextBounce(0))))
       return failure();
-
-    if (h0 == 0 && failed(copyAhead(ctx, ahead)))
-      return failure();
+    return c == 0 ? copyAhead(ctx, ahead) : success();
+  };
+  // Computes chunk c (loaded) and stores its results.
+  auto computeChunk = [&](int64_t c) -> LogicalResult {
+    useChunk(c);
     for (size_t k = 0; k < ops.size(); ++k) {
       LocalOperands lo;
       lo.ctx = &ctx;
@@ -1126,7 +1172,16 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
         return ops[k]->emitOpError() << "has no DDR address";
       ctx.store(ddr(r, *addr), bufs[r], lmem(r));
     }
-  }
+    return success();
+  };
+  // With two halves, chunk c + 1 loads before chunk c computes: the GDMA
+  // runs its requests in order, so they would otherwise queue behind
+  // chunk c's stores.
+  for (int64_t c = 0; c < nChunks; ++c)
+    if (((!half || c == 0) && failed(loadChunk(c))) ||
+        (half && c + 1 < nChunks && failed(loadChunk(c + 1))) ||
+        failed(computeChunk(c)))
+      return failure();
   return success();
 }
 

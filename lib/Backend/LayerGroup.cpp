@@ -374,6 +374,10 @@ struct LayerGroupPass
         llvm::raw_string_ostream os(text);
         if (succeeded(plan)) {
           printGroupPlan(os, ops, *plan);
+          if (plan->pingPongHalf(target.lmem_bytes_per_lane))
+            os << "\n  chunks alternate between two halves of "
+               << plan->pingPongHalf(target.lmem_bytes_per_lane)
+               << " bytes per lane";
           os << "\n  estimated "
              << int64_t(estimateGroupCycles(ops, *plan, target)) << " cycles";
         }

@@ -78,6 +78,14 @@ struct GroupPlan {
   int64_t nSlices = 1, batch = 1;
   /// Whether the group runs as a loop over slices (along N or H).
   bool looped() const { return slices > 1 || nSlices > 1; }
+  /// Per-lane bytes of one of the two halves a rows-view group in chunks
+  /// alternates between (chunk c in half c % 2, so the loads of chunk c + 1
+  /// overlap the compute of chunk c) when twice its buffers fit in `lmem`
+  /// bytes per lane; 0 when it holds one set.
+  uint64_t pingPongHalf(uint64_t lmem) const {
+    uint64_t half = (bytes + 63) / 64 * 64;
+    return rows && chunk < rows && 2 * half <= lmem ? half : 0;
+  }
   /// Per slice: the rows of each input and result buffer held.
   std::vector<std::vector<Rows>> held;
   /// Per slice and op: the rows of each operand it reads (inside the held
