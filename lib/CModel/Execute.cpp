@@ -860,8 +860,9 @@ TPUC_KERNEL Status matmul(const Instruction &inst, const MemView &m, const Resul
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1], &c = inst.src[2];
   const uint64_t B = d.shape[0], M = d.shape[1], K = a.shape[3], N = d.shape[3];
   const bool relu = inst.flags & kFlagRelu, bias = inst.flags & kFlagBias,
-             acc = inst.flags & kFlagAccumulate;
+             acc = inst.flags & kFlagAccumulate, trans = inst.flags & kFlagRightTrans;
   const size_t es = dtypeSize(d.dtype);
+  std::vector<E> row(trans ? K : 0);
   int64_t maxProd = 1;
   if constexpr (std::is_same<T, int64_t>::value && std::is_same<E, float>::value)
     exactInFloat(a.dtype, b.dtype, maxProd);
@@ -876,9 +877,17 @@ TPUC_KERNEL Status matmul(const Instruction &inst, const MemView &m, const Resul
     if (bb == 0 || a.shape[0] != 1)
       for (uint64_t i = 0; i < M; ++i)
         loadRow(m.plane(a, a.shape[0] == 1 ? 0 : bb, i), as, a.dtype, K, L + i * K);
-    if (bb == 0 || b.shape[0] != 1)
+    if ((bb == 0 || b.shape[0] != 1) && trans) {
+      // Right operand rows are the N outputs: [N,1,K], read row by row.
+      for (uint64_t n = 0; n < N; ++n) {
+        loadRow(m.plane(b, b.shape[0] == 1 ? 0 : bb, n), bs, b.dtype, K, row.data());
+        for (uint64_t k = 0; k < K; ++k)
+          R[k * N + n] = row[k];
+      }
+    } else if (bb == 0 || b.shape[0] != 1) {
       for (uint64_t k = 0; k < K; ++k)
         loadRow(m.plane(b, b.shape[0] == 1 ? 0 : bb, k), bs, b.dtype, N, R + k * N);
+    }
     gemmAs(M, N, K, L, R, res, maxProd);
     for (uint64_t i = 0; i < M; ++i) {
       T *r = res + i * N;

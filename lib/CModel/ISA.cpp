@@ -186,8 +186,10 @@ Instruction makeConv(const Operand &out, const Operand &in,
 
 Instruction makeMatMul(const Operand &out, const Operand &left,
                        const Operand &right, const Operand &bias,
-                       bool accumulate, bool relu) {
+                       bool accumulate, bool relu, bool right_trans) {
   Instruction i = base(Opcode::MatMul);
+  if (right_trans)
+    i.flags |= kFlagRightTrans;
   i.dst = out;
   i.src[0] = left;
   i.src[1] = right;
@@ -820,11 +822,14 @@ public:
     } else {
       TPUC_RETURN_IF_ERROR(unused(b, "src2"));
     }
+    const bool trans = i_.flags & kFlagRightTrans;
     if (o.shape[2] != 1 || l.shape[2] != 1 || r.shape[2] != 1)
-      return fail("dst", "matmul operands are [B,M,1,K] x [B,K,1,N] -> [B,M,1,N]");
+      return fail("dst", trans ? "matmul operands are [B,M,1,K] x [B,N,1,K]^T -> [B,M,1,N]"
+                               : "matmul operands are [B,M,1,K] x [B,K,1,N] -> [B,M,1,N]");
     if ((l.shape[0] != o.shape[0] && l.shape[0] != 1) || (r.shape[0] != o.shape[0] && r.shape[0] != 1))
       return fail("src0", "batch must equal the output batch or be 1");
-    if (l.shape[1] != o.shape[1] || r.shape[3] != o.shape[3] || l.shape[3] != r.shape[1])
+    const uint32_t rk = trans ? r.shape[3] : r.shape[1], rn = trans ? r.shape[1] : r.shape[3];
+    if (l.shape[1] != o.shape[1] || rn != o.shape[3] || l.shape[3] != rk)
       return fail("dst", "shapes " + shapeStr(l) + " x " + shapeStr(r) + " -> " +
                              shapeStr(o) + " are inconsistent");
     TPUC_RETURN_IF_ERROR(work(o.numElements() * uint64_t(l.shape[3])));

@@ -99,6 +99,7 @@ enum : uint8_t {
   kFlagScalarFirst = 1u << 4, // Binary scalar: scalar (op) a
   kFlagCountPad = 1u << 5,    // Pool avg: padded cells count in divisor
   kFlagPerChannel = 1u << 6,  // Requant: src1 holds per-channel (mult, shift)
+  kFlagRightTrans = 1u << 7,  // MatMul: src1 is [B,N,1,K], out = left x src1^T
 };
 
 struct Operand {
@@ -190,10 +191,12 @@ struct PoolParams {
 Instruction makeConv(const Operand &out, const Operand &in,
                      const Operand &weight, const Operand &bias,
                      const ConvParams &p);
-/// out[B,M,1,N] (+)= left[B,M,1,K] x right[B,K,1,N] + bias[1,1,1,N]
+/// out[B,M,1,N] (+)= left[B,M,1,K] x right[B,K,1,N] + bias[1,1,1,N]; with
+/// `right_trans` right is [B,N,1,K] and out[m,n] = sum_k left[m,k] right[n,k].
 Instruction makeMatMul(const Operand &out, const Operand &left,
                        const Operand &right, const Operand &bias,
-                       bool accumulate = false, bool relu = false);
+                       bool accumulate = false, bool relu = false,
+                       bool right_trans = false);
 Instruction makeBinary(BinaryOp op, const Operand &out, const Operand &a,
                        const Operand &b, bool relu = false);
 Instruction makeBinaryScalar(BinaryOp op, const Operand &out,

@@ -48,7 +48,8 @@ namespace {
 /// A single row times a constant [K, N] weight used by this op only.
 bool isRowTimesWeight(tpu::MatMulOp op) {
   auto a = getShape(op.getInput()), b = getShape(op.getRight());
-  return b.size() == 2 && op.getRight().getDefiningOp<top::WeightOp>() &&
+  return b.size() == 2 && !op.getRightTranspose() &&
+         op.getRight().getDefiningOp<top::WeightOp>() &&
          op.getRight().hasOneUse() && !a.empty() &&
          numElements(a) == a.back();
 }
@@ -212,7 +213,8 @@ struct MatMulModel
       right.buf->tiu = std::max(right.buf->tiu, part.tiu);
     } else {
       t.emit(makeMatMul(out, t.operands[0].lmem, right.lmem, bias,
-                        /*accumulate=*/false, op.getDoRelu()));
+                        /*accumulate=*/false, op.getDoRelu(),
+                        op.getRightTranspose()));
     }
     if (!quant)
       return success();
@@ -542,8 +544,10 @@ LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
   // Tiles are sized for the widest buffer (a K-split F16 accumulator is F32).
   const int64_t es =
       std::max({ies, wes, int64_t(dtypeSize(wideFloat(ty.acc)))});
+  // A transposed right operand ([..., N, K]) loads in its own layout.
+  const bool rt = op.getRightTranspose();
   int64_t M = a->shape[a->shape.size() - 2], K = a->shape.back(),
-          N = b->shape.back();
+          N = rt ? b->shape[b->shape.size() - 2] : b->shape.back();
   ArrayRef<int64_t> batch = ArrayRef<int64_t>(out->shape).drop_back(2);
   int64_t B = numElements(batch);
   if (M * K * N == 0 || out->numElements() == 0)
@@ -602,7 +606,8 @@ LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
   const int64_t budget =
       (int64_t(ctx.lmemFree()) - 12 * 64) * (quant ? 2 : 3) / 3;
   auto fits = [&]() {
-    int64_t left = ceilDiv(mT, L) * kT, right = ceilDiv(kT, L) * nT,
+    int64_t left = ceilDiv(mT, L) * kT,
+            right = rt ? ceilDiv(nT, L) * kT : ceilDiv(kT, L) * nT,
             o = ceilDiv(mT, L) * nT;
     bool oneRight = B == 1 && nT == N && kT == K;
     int64_t total = 2 * left + (oneRight ? 1 : 2) * right + 2 * o + 2 * nT;
@@ -632,7 +637,7 @@ LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
   if (B == 1 && mT == M && kT == K)
     nT = std::min(nT, wholeBursts(std::max<int64_t>(128, ceilDiv(N, 8)),
                                   burstCols));
-  if (B == 1) {
+  if (B == 1 && !rt) {
     // The cheapest order by DDR bytes; ties keep the default order.
     std::optional<OsTiles> best;
     int64_t bestBytes = defaultOrderBytes(M, K, N, mT, kT, nT);
@@ -661,7 +666,9 @@ LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
                               Pipeline::footprint(accBytes, 2) +
                               (quant ? Pipeline::footprint(qOutBytes, 2) : 0);
   if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, mT, 1, kT}, ty.in), 2)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, kT, 1, nT}, ty.weight),
+      failed(pipe.addGroup(ctx,
+                           rt ? ctx.lmemBytes({1, nT, 1, kT}, ty.weight)
+                              : ctx.lmemBytes({1, kT, 1, nT}, ty.weight),
                            oneRight ? 1 : 2, kLeft, afterRight)) ||
       failed(pipe.addGroup(ctx, biasBytes, 2)) ||
       failed(pipe.addGroup(ctx, accBytes, 2)) ||
@@ -681,6 +688,12 @@ LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
     return std::min(t, total - i * t);
   };
   SmallVector<std::array<LBuf *, 5>> bufs(steps.size());
+  // A transposed right operand's tile keeps its rows ([n, k], N on lanes),
+  // read by the matmul's transposed form.
+  auto rightTile = [&](uint64_t addr, int64_t k, int64_t n) {
+    return rt ? lmemTensor(addr, 1, n, 1, k, ty.weight)
+              : lmemTensor(addr, 1, k, 1, n, ty.weight);
+  };
   auto loadStep = [&](size_t i) {
     const Step &s = steps[i];
     int64_t m = ext(s.m, mT, M), n = ext(s.n, nT, N), k = ext(s.k, kT, K);
@@ -693,9 +706,11 @@ LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
                    s.n * nK + s.k;
     auto [r, newR] = pipe.acquire(kRight, rKey);
     if (newR)
-      ctx.load(*r, lmemTensor(r->addr, 1, k, 1, n, ty.weight),
-               ddrOperand(b->addr + (bOff[s.b] + s.k * kT * N + s.n * nT) * wes,
-                          {1, k, 1, n}, {K * N, N, N, 1}, ty.weight));
+      ctx.load(*r, rightTile(r->addr, k, n),
+               rt ? ddrOperand(b->addr + (bOff[s.b] + s.n * nT * K + s.k * kT) * wes,
+                               {1, n, 1, k}, {K * N, K, K, 1}, ty.weight)
+                  : ddrOperand(b->addr + (bOff[s.b] + s.k * kT * N + s.n * nT) * wes,
+                               {1, k, 1, n}, {K * N, N, N, 1}, ty.weight));
     auto [bb, newB] = pipe.acquire(kBias, s.n);
     if (newB && hasBias)
       ctx.load(*bb, lmemTensor(bb->addr, 1, 1, 1, n, ty.bias),
@@ -724,8 +739,9 @@ LogicalResult emitMatMul(tpu::MatMulOp op, CodegenContext &ctx,
     if (hasBias && first)
       biasL = lmemTensor(bb->addr, 1, 1, 1, n, ty.bias);
     ctx.tiu(makeMatMul(outL, lmemTensor(l->addr, 1, m, 1, k, ty.in),
-                       lmemTensor(r->addr, 1, k, 1, n, ty.weight), biasL,
-                       /*accumulate=*/!first, /*relu=*/last && op.getDoRelu()),
+                       rightTile(r->addr, k, n), biasL,
+                       /*accumulate=*/!first, /*relu=*/last && op.getDoRelu(),
+                       rt),
             {l, r, bb, o});
     if (!last)
       continue;

@@ -328,9 +328,12 @@ PYBIND11_MODULE(_runtime, m) {
      "pads are (top, bottom, left, right); weight is [IC/groups, OC, KH, KW]; "
      "accumulate adds the result to out; pad_value fills the padding of 8-bit inputs");
   m.def("make_matmul", [](const Operand &out, const Operand &l, const Operand &r, const py::object &bias,
-                          bool acc, bool relu) { return makeMatMul(out, l, r, optOperand(bias), acc, relu); },
+                          bool acc, bool relu, bool right_trans) {
+          return makeMatMul(out, l, r, optOperand(bias), acc, relu, right_trans);
+        },
         py::arg("out"), py::arg("left"), py::arg("right"), py::arg("bias") = py::none(),
-        py::arg("accumulate") = false, py::arg("relu") = false);
+        py::arg("accumulate") = false, py::arg("relu") = false, py::arg("right_trans") = false,
+        "right_trans: right is [B,N,1,K] and out = left x right^T");
   m.def("make_binary", &makeBinary, py::arg("op"), py::arg("out"), py::arg("a"), py::arg("b"),
         py::arg("relu") = false);
   m.def("make_binary_scalar", &makeBinaryScalar, py::arg("op"), py::arg("out"), py::arg("a"),

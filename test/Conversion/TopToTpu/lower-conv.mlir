@@ -42,7 +42,7 @@ func.func @conv1d(%arg0: tensor<1x2x10xf32>) -> tensor<1x4x3xf32> {
 // -----
 
 // CHECK-LABEL: func.func @matmul_binary
-// CHECK: %[[M:.*]] = "tpu.MatMul"(%{{.*}}, %{{.*}}, %{{.*}}) <{do_relu = true}> : (tensor<2x3x4xf32>, tensor<4x5xf32>, tensor<5xf32>) -> tensor<2x3x5xf32>
+// CHECK: %[[M:.*]] = "tpu.MatMul"(%{{.*}}, %{{.*}}, %{{.*}}) <{do_relu = true, right_transpose = false}> : (tensor<2x3x4xf32>, tensor<4x5xf32>, tensor<5xf32>) -> tensor<2x3x5xf32>
 // CHECK: %[[A:.*]] = "tpu.Add"(%[[M]], %{{.*}}) <{do_relu = true}>
 // CHECK: %[[S:.*]] = "tpu.Sub"(%[[A]], %[[M]])
 // CHECK: %[[U:.*]] = "tpu.Mul"(%[[S]], %[[M]])

@@ -302,3 +302,12 @@ func.func @unknown_attr(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = "tpu.Active"(%a) {mode = "relu", maximum = 6.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @matmul_right_transpose_k(%a: tensor<4x16xf32>, %b: tensor<8x12xf32>) -> tensor<4x8xf32> {
+  %none = "top.None"() : () -> none
+  // expected-error @+1 {{contracting dims differ: input has K = 16, right has K = 12}}
+  %0 = "tpu.MatMul"(%a, %b, %none) {right_transpose = true} : (tensor<4x16xf32>, tensor<8x12xf32>, none) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

@@ -15,11 +15,13 @@ from test_layer_group import run
 T, D, HEADS = 12, 64, 4
 
 
-def heads_net(rng, k_from_input: bool):
+def heads_net(rng, k_from_input: bool, right_transpose: bool = False):
     """Q, K, V projections, the split into heads, softmax(Q K^T) V and the
     output projection. With `k_from_input` K^T transposes a network input
     (loaded transposed from outside the group), else the K projection
-    (stored by the group and loaded back transposed)."""
+    (stored by the group and loaded back transposed). With `right_transpose`
+    the scores read K through the matmul's transposed right operand, as the
+    Tpu canonicalization leaves them: K keeps its rows in lanes."""
     net = Net()
     x = net.input("x", rng.standard_normal((1, T, D)))
     none = net.none()
@@ -40,8 +42,12 @@ def heads_net(rng, k_from_input: bool):
         kr = split(net.op("tpu.MatMul", [x, wv["k"], none], (1, T, D), "", "k"), "k")
     v = net.op("tpu.MatMul", [x, wv["v"], none], (1, T, D), "", "v")
     vt = net.op("tpu.Permute", [split(v, "v")], (1, HEADS, T, hd), "order = [0, 2, 1, 3]", "vt")
-    kt = net.op("tpu.Permute", [kr], (1, HEADS, hd, T), "order = [0, 2, 3, 1]", "kt")
-    s = net.op("tpu.MatMul", [qt, kt, none], (1, HEADS, T, T), "", "s")
+    if right_transpose:
+        kt = net.op("tpu.Permute", [kr], (1, HEADS, T, hd), "order = [0, 2, 1, 3]", "kt")
+        s = net.op("tpu.MatMul", [qt, kt, none], (1, HEADS, T, T), "right_transpose = true", "s")
+    else:
+        kt = net.op("tpu.Permute", [kr], (1, HEADS, hd, T), "order = [0, 2, 3, 1]", "kt")
+        s = net.op("tpu.MatMul", [qt, kt, none], (1, HEADS, T, T), "", "s")
     p = net.op("tpu.Softmax", [s], (1, HEADS, T, T), "axis = 3 : i64", "p")
     c = net.op("tpu.MatMul", [p, vt, none], (1, HEADS, T, hd), "", "c")
     ct = net.op("tpu.Permute", [c], (1, T, HEADS, hd), "order = [0, 2, 1, 3]", "ct")
@@ -72,6 +78,22 @@ def test_heads_in_one_group(chip, k_from_input, tmp_path):
     assert any("order = [0, 2, 3, 1]" in line for line in members), members
     # K computed in the group is stored for the transposed load, and named.
     assert ("kr" in stored) != k_from_input, stored
+    np.testing.assert_allclose(r.outputs["o"], ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("layer_group", [True, False], ids=["grouped", "tiled"])
+@pytest.mark.parametrize("chip", CHIPS)
+def test_heads_right_transpose(chip, layer_group, tmp_path):
+    """Grouped, K never leaves local memory (only the result is stored);
+    alone, the tiled matmul reads K transposed from DDR. Both match the
+    interpreter (in run) and numpy."""
+    net, outs, ref = heads_net(np.random.default_rng(3), False, right_transpose=True)
+    text, r, stored = run(net, outs, chip, tmp_path, layer_group=layer_group)
+    if layer_group:
+        groups = layer_groups(text)
+        assert len(groups) == 1, groups
+        assert not any("order = [0, 2, 3, 1]" in line for line in groups[0])
+        assert "kr" not in stored and "kt" not in stored, stored
     np.testing.assert_allclose(r.outputs["o"], ref, rtol=1e-4, atol=1e-4)
 
 

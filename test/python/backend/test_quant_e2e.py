@@ -62,7 +62,9 @@ def run(p, name, chip, mode, asymmetric=False, layer_group=True, module_text=Non
 
 
 def compare_stages(ref, got, chip, least=2):
-    """Compares the tensors both stages have (at least `least` of them)."""
+    """Compares the tensors both stages have (at least `least` of them);
+    returns how many agree bit for bit: the integer ones (which must) and
+    float ones that do (an INT8 model's dequantized output)."""
     names = [n for n in ref if n in got]
     assert len(names) >= least
     exact = 0
@@ -75,6 +77,7 @@ def compare_stages(ref, got, chip, least=2):
             exact += 1
         else:
             assert cosine(r, g) >= 0.9999, f"{n} on {chip}: cosine {cosine(r, g)}"
+            exact += int(np.array_equal(r.ravel(), g.ravel().astype(r.dtype)))
     return exact
 
 
@@ -128,7 +131,7 @@ def test_fused_epilogues_bit_exact(prepared, chip):
     assert len(biased) == 6, "the six Linear layers' MatMuls carry their biases"
     text = []
     ref, got = run(p, "bert_layer", chip, "INT8", module_text=text)
-    assert compare_stages(ref, got, chip) >= 1
+    assert compare_stages(ref, got, chip, least=1) >= 1
     assert '"tpu.Lut"' in text[0] and 'mode = "gelu"' not in text[0]
 
 
@@ -167,7 +170,9 @@ def test_attention_block_grouped(prepared, chip, mode):
     p = prepared("attention_block")
     text = []
     ref, got = run(p, "attention_block", chip, mode, module_text=text)
-    exact = compare_stages(ref, got, chip)
+    # The whole block is one group (K's transpose folds into the scores'
+    # matmul): the output may be the only tensor the cmodel stores.
+    exact = compare_stages(ref, got, chip, least=1)
     assert mode == "F32" or exact >= 1, "no INT8 tensor was compared"
     grouped = grouped_lines(text[0])
     if mode == "F32":

@@ -105,22 +105,25 @@ LogicalResult MatMulOp::verify() {
     return emitOpError() << "operands must have rank >= 2, got "
                          << getInput().getType() << " and "
                          << getRight().getType();
-  if (a.back() != b[b.size() - 2])
+  // The right operand's contracting and output dims, [K, N] or ([N, K])^T.
+  const int64_t rk = b[b.size() - (getRightTranspose() ? 1 : 2)],
+                rn = b[b.size() - (getRightTranspose() ? 2 : 1)];
+  if (a.back() != rk)
     return emitOpError() << "contracting dims differ: input has K = "
-                         << a.back() << ", right has K = " << b[b.size() - 2];
+                         << a.back() << ", right has K = " << rk;
   auto batch = broadcastShapes(a.drop_back(2), b.drop_back(2));
   if (failed(batch))
     return emitOpError() << "batch dims of " << getInput().getType() << " and "
                          << getRight().getType() << " do not broadcast";
-  if (!isNone(getBias()) && numElements(getShape(getBias())) != b.back())
-    return emitOpError() << "bias must have " << b.back() << " elements, got "
+  if (!isNone(getBias()) && numElements(getShape(getBias())) != rn)
+    return emitOpError() << "bias must have " << rn << " elements, got "
                          << numElements(getShape(getBias()));
   if (failed(verifyInt8MacOperands(*this, getInput(), getRight(), getBias(),
                                    getQuant(), 1)))
     return failure();
   SmallVector<int64_t> out = *batch;
   out.push_back(a[a.size() - 2]);
-  out.push_back(b.back());
+  out.push_back(rn);
   return verifyResultShape(*this, out);
 }
 

@@ -35,9 +35,29 @@ LogicalResult ConvOp::inference(InferenceParam &p) {
 }
 
 LogicalResult MatMulOp::inference(InferenceParam &p) {
+  // A transposed right operand [..., N, K] is computed as its transpose
+  // [..., K, N], laid out here, times the input.
+  SmallVector<int64_t> rShape(getShape(getRight()));
+  std::vector<float> kn;
+  InferenceParam q = p;
+  if (getRightTranspose()) {
+    const int64_t r = int64_t(rShape.size()), n = rShape[r - 2],
+                  k = rShape[r - 1], mats = numElements(rShape) / (n * k);
+    kn.resize(size_t(mats * n * k));
+    for (int64_t b = 0; b < mats; ++b)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < k; ++j)
+          kn[size_t((b * k + j) * n + i)] = p.inputs[1][(b * n + i) * k + j];
+    std::swap(rShape[r - 2], rShape[r - 1]);
+    q.inputs[1] = kn.data();
+  }
   if (isQuantized(getOutput().getType()))
-    return matmulInt8(*this, p);
-  return matmulInference(*this, p);
+    return matmulInt8(*this, q, rShape);
+  matmul(q.inputs[0], getShape(getInput()), q.inputs[1], rShape, q.inputs[2],
+         q.outputs[0], getShape(getOutput()));
+  if (getDoRelu())
+    relu(q.outputs[0], resultElements(*this));
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

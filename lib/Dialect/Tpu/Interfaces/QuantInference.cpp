@@ -114,13 +114,14 @@ LogicalResult convInt8(ConvOp op, InferenceParam &p) {
   return success();
 }
 
-LogicalResult matmulInt8(MatMulOp op, InferenceParam &p) {
+LogicalResult matmulInt8(MatMulOp op, InferenceParam &p,
+                         ArrayRef<int64_t> rightShape) {
   auto outShape = getShape(op.getOutput());
   int64_t total = numElements(outShape), cols = outShape.back();
   std::vector<double> acc(total);
   // An input zero point is folded into the bias by the lowering.
-  matmulDouble(p.inputs[0], getShape(op.getInput()), p.inputs[1],
-               getShape(op.getRight()), acc.data(), outShape);
+  matmulDouble(p.inputs[0], getShape(op.getInput()), p.inputs[1], rightShape,
+               acc.data(), outShape);
   std::vector<int64_t> bias;
   if (p.inputs[2])
     bias = exactInts(op.getBias(), p.inputs[2]);

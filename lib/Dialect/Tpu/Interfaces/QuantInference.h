@@ -5,7 +5,9 @@
 
 namespace tpu {
 mlir::LogicalResult convInt8(ConvOp op, tpuc::InferenceParam &p);
-mlir::LogicalResult matmulInt8(MatMulOp op, tpuc::InferenceParam &p);
+/// `rightShape` is [..., K, N]: the right operand as inputs[1] holds it.
+mlir::LogicalResult matmulInt8(MatMulOp op, tpuc::InferenceParam &p,
+                               llvm::ArrayRef<int64_t> rightShape);
 /// Add (sign 1) or Sub (sign -1).
 mlir::LogicalResult addSubInt8(mlir::Operation *op, tpuc::InferenceParam &p,
                                int sign, bool relu);

@@ -52,12 +52,17 @@ def Tpu_MatMulOp : Tpu_ComputeOp<"MatMul"> {
     input's zero point into the bias of a constant `right`; a run-time
     `right` needs a symmetric input), relu on acc, result = requantize(acc,
     multiplier, shift, zero point) with `quant` an i32 [1, 2] weight.
+    With `right_transpose`, `right` is [..., N, K] and the op computes
+    input x right^T (the matmul instruction's transposed right operand), so
+    a transposed run-time operand (attention's keys) needs no Permute.
   }];
   let arguments = (ins Tpu_Tensor:$input, Tpu_Tensor:$right,
                    Tpu_TensorOrNone:$bias, Optional<Tpu_Tensor>:$quant,
-                   DefaultValuedAttr<BoolAttr, "false">:$do_relu);
+                   DefaultValuedAttr<BoolAttr, "false">:$do_relu,
+                   DefaultValuedAttr<BoolAttr, "false">:$right_transpose);
   let results = (outs Tpu_Tensor:$output);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 class Tpu_BinaryOp<string mnemonic, string desc, list<Trait> traits = []> :

@@ -1,0 +1,101 @@
+// tpu.MatMul canonicalization: a run-time right operand transposed in its
+// last two dims (attention's K^T) is read through the matmul's transposed
+// right operand instead, so the transpose that would move the contracting
+// dim across lanes disappears; any remaining outer permutation stays.
+#include "tpuc/Dialect/Top/IR/TopDialect.h"
+#include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
+#include "tpuc/Support/OpHelpers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace tpu {
+namespace {
+
+/// `loc` renamed with `suffix`: the op built there holds other data (a
+/// transposed layout) than the tensor that name had.
+Location renamed(Location loc, StringRef suffix) {
+  if (auto n = dyn_cast<NameLoc>(loc))
+    return NameLoc::get(
+        StringAttr::get(loc.getContext(), n.getName().str() + suffix.str()),
+        n.getChildLoc());
+  return loc;
+}
+
+struct FoldRightTranspose : OpRewritePattern<MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatMulOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getRightTranspose())
+      return failure();
+    // A scale by one number between them (scaled dot-product attention
+    // scales K^T) commutes with the Permute: it moves before it.
+    auto scale = op.getRight().getDefiningOp<MulOp>();
+    if (scale && (!scale->hasOneUse() ||
+                  tpuc::numElements(tpuc::getShape(scale.getRhs())) != 1 ||
+                  tpuc::getShape(scale.getRhs()).size() >
+                      tpuc::getShape(scale.getLhs()).size()))
+      scale = nullptr;
+    auto perm = (scale ? scale.getLhs() : op.getRight())
+                    .getDefiningOp<PermuteOp>();
+    if (!perm || perm.getInput().getDefiningOp<top::WeightOp>() ||
+        (scale && !perm->hasOneUse()))
+      return failure();
+    SmallVector<int64_t> order = tpuc::getI64s(perm.getOrder());
+    const size_t r = order.size();
+    if (r < 2)
+      return failure();
+    // Output dim i of the Permute is input dim order[i]; the last two
+    // swapped give the operand the transposed matmul reads.
+    std::swap(order[r - 2], order[r - 1]);
+    Value right = perm.getInput();
+    bool identity = true;
+    for (size_t i = 0; i < r; ++i)
+      identity &= order[i] == int64_t(i);
+    // Worth it when the input's innermost dim stays innermost: what is left
+    // of the Permute then keeps each row in its lane.
+    if (order[r - 1] != int64_t(r - 1))
+      return failure();
+    if (scale) {
+      rewriter.setInsertionPoint(op);
+      auto in = cast<RankedTensorType>(right.getType());
+      auto ty = RankedTensorType::get(
+          in.getShape(), mlir::getElementTypeOrSelf(scale.getOutput().getType()));
+      right = MulOp::create(rewriter, renamed(scale.getLoc(), "_nk"), ty, right,
+                            scale.getRhs(), scale.getDoReluAttr())
+                  .getOutput();
+    }
+    if (!identity) {
+      auto in = cast<RankedTensorType>(right.getType());
+      SmallVector<int64_t> shape;
+      for (int64_t d : order)
+        shape.push_back(in.getDimSize(d));
+      rewriter.setInsertionPoint(op);
+      right = PermuteOp::create(rewriter, renamed(perm.getLoc(), "_nk"),
+                                RankedTensorType::get(shape,
+                                                      in.getElementType()),
+                                right, rewriter.getI64ArrayAttr(order))
+                  .getOutput();
+    }
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getRightMutable().assign(right);
+      op.setRightTranspose(true);
+    });
+    if (scale && scale->use_empty())
+      rewriter.eraseOp(scale);
+    if (perm->use_empty())
+      rewriter.eraseOp(perm);
+    return success();
+  }
+};
+
+} // namespace
+
+void MatMulOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  results.add<FoldRightTranspose>(context);
+}
+
+} // namespace tpu
