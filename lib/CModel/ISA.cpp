@@ -627,9 +627,30 @@ public:
     return Status::OK();
   }
 
+  /// The flag bits an opcode gives meaning to; any other set bit is an
+  /// encoding error rather than something the executor silently ignores.
+  static uint8_t knownFlags(Opcode op) {
+    switch (op) {
+    case Opcode::Conv:
+      return kFlagBias | kFlagAccumulate | kFlagRelu;
+    case Opcode::MatMul:
+      return kFlagBias | kFlagAccumulate | kFlagRelu | kFlagRightTrans;
+    case Opcode::Binary:
+      return kFlagRelu | kFlagScalar | kFlagScalarFirst;
+    case Opcode::Pool:
+      return kFlagCountPad;
+    case Opcode::Requant:
+      return kFlagPerChannel;
+    default:
+      return 0;
+    }
+  }
+
   Status run() const {
     if (i_.engine != engineOf(i_.op))
       return fail("engine", std::string("opcode belongs to ") + engineName(engineOf(i_.op)));
+    if (uint8_t extra = i_.flags & ~knownFlags(i_.op))
+      return fail("flags", "bits " + hex(extra) + " have no meaning for this opcode");
     const Operand &d = i_.dst, &a = i_.src[0], &b = i_.src[1], &c = i_.src[2];
     bool tiu = i_.engine == Engine::TIU;
     TPUC_RETURN_IF_ERROR(operand(d, "dst", tiu));

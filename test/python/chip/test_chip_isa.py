@@ -43,3 +43,14 @@ def test_tiu_operand_must_be_lmem(edge):
                        rt.lmem_tensor(0, [1, 1, 1, 4], rt.DType.F32))
     with pytest.raises(rt.ChipError, match="TIU operands must be in LMEM"):
         i.validate(edge, 1 << 20)
+
+
+@pytest.mark.parametrize("flags", [0x80, 0x01])
+def test_flag_bits_foreign_to_the_opcode_are_rejected(edge, flags):
+    """Right-transpose or bias bits on an activation mean nothing: an error, not ignored."""
+    i = rt.make_active(rt.ActOp.RELU, rt.lmem_tensor(0, [1, 1, 1, 64], rt.DType.F32),
+                       rt.lmem_tensor(256, [1, 1, 1, 64], rt.DType.F32))
+    i.validate(edge, 1 << 20)
+    i.flags = flags
+    with pytest.raises(rt.ChipError, match=f"flags.*bits 0x{flags:x} have no meaning"):
+        i.validate(edge, 1 << 20)
