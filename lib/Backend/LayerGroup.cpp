@@ -328,20 +328,23 @@ struct LayerGroupPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     chip::Target target;
-    FailureOr<func::FuncOp> entry = loadChipAndEntry(module, chip, target);
-    if (failed(entry))
+    if (failed(loadChip(module, chip, target)))
       return signalPassFailure();
-    func::FuncOp func = *entry;
-    if (!func)
-      return;
+    // Each function is partitioned on its own, not only the entry: a test
+    // file or a module of several functions groups them all.
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal())
+        groupBlock(func.getBody().front(), target);
+  }
+
+  void groupBlock(Block &block, const Target &target) {
     // Groups of an earlier run dissolve: the partition starts afresh.
-    for (auto g : llvm::make_early_inc_range(
-             func.getBody().front().getOps<tpu::GroupOp>()))
+    for (auto g : llvm::make_early_inc_range(block.getOps<tpu::GroupOp>()))
       dissolve(g);
-    sinkViews(func.getBody().front(), target);
+    sinkViews(block, target);
     // Chains of consecutive ops that can join groups; other ops end them.
     SmallVector<SmallVector<Operation *>> chains(1);
-    for (Operation &op : func.getBody().front().without_terminator()) {
+    for (Operation &op : block.without_terminator()) {
       if (!isa<tpu::TpuDialect>(op.getDialect()))
         continue;
       if (canJoinLayerGroup(&op))
@@ -352,7 +355,7 @@ struct LayerGroupPass
     for (ArrayRef<Operation *> chain : chains)
       partition(chain, target);
     if (printPlan)
-      for (auto g : func.getBody().front().getOps<tpu::GroupOp>()) {
+      for (auto g : block.getOps<tpu::GroupOp>()) {
         SmallVector<Operation *> ops = g.getMembers();
         if (g.getTileEpilogue()) {
           int64_t chunk = fusedPairChunk(ops, target);

@@ -244,3 +244,23 @@ func.func @windows(%arg0: tensor<1x16x64x128xf32>) -> tensor<1x32x32x64xf32> {
   %c1 = "tpu.Conv"(%p, %w1, %none) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x32x32x64xf32>, tensor<32x32x1x1xf32>, none) -> tensor<1x32x32x64xf32> loc("c1")
   return %c1 : tensor<1x32x32x64xf32>
 }
+
+// -----
+
+// Every function of a module is partitioned, not only an entry named main.
+// CHECK-LABEL: func.func @first
+// CHECK: tpu.Group
+// CHECK-LABEL: func.func @second
+// CHECK: tpu.Group
+func.func @first(%arg0: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> loc("a")
+  %b = "tpu.Active"(%a) {mode = "sigmoid"} : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> loc("b")
+  return %b : tensor<1x16x8x8xf32>
+}
+func.func @second(%arg0: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> loc("y")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> loc("c")
+  %b = "tpu.Active"(%a) {mode = "sigmoid"} : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> loc("d")
+  return %b : tensor<1x16x8x8xf32>
+}
