@@ -1,6 +1,6 @@
 //===- LayerGroup.cpp - Partition the network into layer groups -----------===//
 //
-// The entry function's ops that can run LMEM-resident form chains of
+// Each function's ops that can run LMEM-resident form chains of
 // consecutive ops (an op that cannot join ends one). Each chain is split
 // into runs by dynamic programming over the cost model: the least estimated
 // cycles of its first j ops is, over the last run [i, j), that of its first

@@ -60,7 +60,7 @@ def RecomputeScaledMap : Pass<"tpu-recompute-scaled-map", "::mlir::ModuleOp"> {
 def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
   let summary = "Group consecutive Tpu ops whose tensors stay in local memory";
   let description = [{
-    Partitions the entry function into layer groups: runs of consecutive Tpu
+    Partitions each function into layer groups: runs of consecutive Tpu
     ops that can compute on LMEM-resident tensors
     (CodegenInterface::supportsLocal: convolutions, pooling, activations,
     broadcasting binary ops on 4-D tensors; elementwise ops on tensors of
