@@ -457,6 +457,11 @@ struct LayerGroupPass
       });
   }
 
+  static bool canTrailEpilogue(Operation *op) {
+    auto cg = dyn_cast<CodegenInterface>(op);
+    return cg && cg.localElementwise();
+  }
+
   /// Splits `chain` into the runs of least estimated cycles (each op on its
   /// own, or a group that planLayerGroup places) and forms the groups.
   void partition(ArrayRef<Operation *> chain, const Target &target) {
@@ -488,17 +493,17 @@ struct LayerGroupPass
             epilogue[j] = true;
         }
         // Once a run does not fit, longer ones ending here do not either;
-        // only a matmul or conv further back may still start an epilogue
-        // group.
+        // they may still be tile epilogue groups while each op they add
+        // can trail a head as an elementwise epilogue op.
         if (!fits) {
-          if (isa<tpu::MatMulOp, tpu::ConvOp>(run[0]))
+          if (!canTrailEpilogue(run[0]))
             break;
           continue;
         }
         auto plan = planLayerGroup(run, target);
         if (failed(plan)) {
           fits = false;
-          if (isa<tpu::MatMulOp, tpu::ConvOp>(run[0]))
+          if (!canTrailEpilogue(run[0]))
             break;
           continue;
         }
