@@ -239,6 +239,28 @@ def test_gelu_rows_group_chunked(chip, tmp_path):
     assert grouped.stats.total_cycles < plain.stats.total_cycles
 
 
+@pytest.mark.parametrize("chip", CHIPS)
+def test_cast_rows_group(chip, tmp_path):
+    """Casts (an attention mask's bool casts, one through a reshape) join a
+    rows group with the ops after them, and match the interpreter."""
+    rng = np.random.default_rng(6)
+    net = Net()
+    x = net.input("x", np.concatenate([rng.standard_normal((4, 30)) * 300,
+                                       [[0.0, -0.0]] * 4], axis=1))
+    outs = []
+    for to in ("f32", "f16", "bf16", "i8", "ui8", "bool"):
+        c = net.op("tpu.Cast", [x], (4, 32), f'to = "{to}"', f"c_{to}")
+        outs.append(net.op("tpu.Mul", [c, net.weight(f"h_{to}", [0.5])], (4, 32), "",
+                           f"m_{to}"))
+    b = net.op("tpu.Cast", [x], (4, 32), 'to = "bool"', "b")
+    r = net.op("tpu.Reshape", [b], (4, 1, 1, 32), "", "r")
+    b2 = net.op("tpu.Cast", [r], (4, 1, 1, 32), 'to = "bool"', "b2")
+    outs.append(net.op("tpu.Mul", [b2, net.weight("h", [2.0])], (4, 1, 1, 32), "", "m"))
+    text, _, named = run(net, outs, chip, tmp_path)
+    assert [len(g) for g in layer_groups(text)] == [16], text
+    assert not named & {"c_bool", "b", "b2"}
+
+
 def add_norm_net(rng, shape, elem="f32"):
     """Residual add then LayerNorm along the last axis (a transformer
     layer's epilogue), in one float dtype."""
