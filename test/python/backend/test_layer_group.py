@@ -261,6 +261,32 @@ def test_cast_rows_group(chip, tmp_path):
     assert not named & {"c_bool", "b", "b2"}
 
 
+@pytest.mark.parametrize("chip", CHIPS)
+def test_embedding_gather_group(chip, tmp_path):
+    """An embedding lookup by the model's token ids (negative ones count
+    from the end) joins the group of the layer after it: the group gathers
+    the table's rows straight into local memory, so the looked-up rows
+    never reach DDR."""
+    rng = np.random.default_rng(7)
+    net = Net()
+    ids = net.input("ids", rng.integers(-50, 50, (2, 8)).astype(np.float64))
+    table = net.weight("table", rng.standard_normal((50, 32)))
+    e = net.op("tpu.Gather", [table, ids], (2, 8, 32), "axis = 0 : i64", "e")
+    pos = net.weight("pos", rng.standard_normal((1, 8, 32)))
+    a = net.op("tpu.Add", [e, pos], (2, 8, 32), "", "a")
+    g = net.weight("g", 1 + 0.1 * rng.standard_normal(32))
+    b = net.weight("b", 0.1 * rng.standard_normal(32))
+    n = net.op("tpu.LayerNorm", [a, g, b], (2, 8, 32),
+               "axis = 2 : i64, epsilon = 1.0e-5 : f64", "n")
+    w = net.weight("w", rng.standard_normal((32, 32)) / 6)
+    m = net.op("tpu.MatMul", [n, w, net.none()], (2, 8, 32), "", "m")
+    text, grouped, named = run(net, [m], chip, tmp_path)
+    assert [len(g) for g in layer_groups(text)] == [4], text
+    assert named == {"m"}
+    _, plain, _ = run(net, [m], chip, tmp_path, layer_group=False)
+    assert grouped.stats.total_cycles < plain.stats.total_cycles
+
+
 def add_norm_net(rng, shape, elem="f32"):
     """Residual add then LayerNorm along the last axis (a transformer
     layer's epilogue), in one float dtype."""
