@@ -410,6 +410,21 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
   return id;
 }
 
+uint32_t CodegenContext::gatherLocal(LBuf &dst, const Operand &to,
+                                     const Operand &table,
+                                     const Operand &index, int axis) {
+  if (overlapsDeferred(dst.addr, dst.addr + dst.bytes) ||
+      llvm::any_of(deferred_, [&](const Deferred &d) {
+        return ddrOverlap(table, d.inst.dst) || ddrOverlap(index, d.inst.dst);
+      }))
+    flushStores();
+  uint32_t id =
+      builder_.gdma(makeDmaGather(to, table, index, axis), dst.tiu);
+  dst.gdma = id;
+  touch(dst);
+  return id;
+}
+
 uint32_t CodegenContext::fillLocal(LBuf &dst, const Operand &to,
                                    double value) {
   if (overlapsDeferred(dst.addr, dst.addr + dst.bytes))

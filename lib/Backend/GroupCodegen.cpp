@@ -340,8 +340,10 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     // it computes is stored first (a round trip through DDR).
     Value first = op->getNumOperands() ? op->getOperand(0) : Value();
     bool outside = first && inDdrBeforeGroup(first, ops);
+    // An op that only loads (a gather of a weight's rows) may read a
+    // weight; others hold a weight operand as such.
     bool loads = cg.localLoad() && first &&
-                 !first.getDefiningOp<top::WeightOp>() &&
+                 (!first.getDefiningOp<top::WeightOp>() || !cg.localCompute()) &&
                  (!cg.localCompute() || outside);
     if (!loads && !cg.localCompute())
       return failure();

@@ -124,7 +124,7 @@ double groupCycles(ArrayRef<Operation *> ops, const Target &t) {
     auto cg = cast<CodegenInterface>(ops[k]);
     Value first = ops[k]->getNumOperands() ? ops[k]->getOperand(0) : Value();
     if (cg.localLoad() && first && inDdrBeforeGroup(first, ops) &&
-        !first.getDefiningOp<top::WeightOp>()) {
+        (!first.getDefiningOp<top::WeightOp>() || !cg.localCompute())) {
       gdma += loadCycles(ops[k]) - t.ddr_latency_cycles;
       ready[k] = gdma + t.ddr_latency_cycles;
       continue;

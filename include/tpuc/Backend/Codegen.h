@@ -139,6 +139,11 @@ public:
 
   /// GDMA from any operand into LMEM buffer `dst`.
   uint32_t load(LBuf &dst, const chip::Operand &to, const chip::Operand &from);
+  /// GDMA gather of rows of the DDR `table` picked by the DDR `index`
+  /// into the view `to` of LMEM buffer `dst` (dma_gather along `axis`).
+  uint32_t gatherLocal(LBuf &dst, const chip::Operand &to,
+                       const chip::Operand &table, const chip::Operand &index,
+                       int axis);
   /// GDMA fill of the view `to` of LMEM buffer `dst` with a constant.
   uint32_t fillLocal(LBuf &dst, const chip::Operand &to, double value);
   /// GDMA from LMEM buffer `src` to DDR.

@@ -832,8 +832,69 @@ LogicalResult emitRuntimeGather(CodegenContext &ctx, const Tensor &in,
   return success();
 }
 
+/// Whether a group can load a Gather's result straight from its table:
+/// rows of a 2-D weight picked along axis 0 by indices the model is given
+/// (in DDR before any group runs).
+bool gathersWeightRows(tpu::GatherOp op) {
+  Value idx = op.getIndices();
+  Operation *def = idx.getDefiningOp();
+  auto table = getShape(op.getInput());
+  return op.getAxis() == 0 && table.size() == 2 &&
+         op.getInput().getDefiningOp<top::WeightOp>() && def &&
+         isa<top::InputOp>(def) && getShape(op.getOutput()).size() <= 4 &&
+         llvm::is_contained({DType::F32, DType::INT32},
+                            chipDType(idx.getType())) &&
+         chipDType(op.getInput().getType()) ==
+             chipDType(op.getOutput().getType());
+}
+
 struct GatherModel
     : public CodegenInterface::ExternalModel<GatherModel, tpu::GatherOp> {
+  /// In a group: loaded from the table by dma_gather, each picked row a W
+  /// row of the layout [N, C, 1, W] (W the table's row) its users read,
+  /// else the matrix view.
+  SmallVector<int64_t, 4> localResultShape(Operation *op) const {
+    Value res = op->getResult(0);
+    int64_t w = getShape(cast<tpu::GatherOp>(op).getInput()).back();
+    auto l = wantedLayout(res);
+    if (l.size() == 4 && l[2] == 1 && l[3] == w)
+      return l;
+    return matrixView(getShape(res));
+  }
+  bool supportsLocal(Operation *op) const {
+    return gathersWeightRows(cast<tpu::GatherOp>(op));
+  }
+  bool localCompute(Operation *) const { return false; }
+  bool localLoad(Operation *op) const {
+    auto l = localResultShape(op);
+    int64_t w = getShape(cast<tpu::GatherOp>(op).getInput()).back();
+    return gathersWeightRows(cast<tpu::GatherOp>(op)) && l.size() == 4 &&
+           l[2] == 1 && l[3] == w;
+  }
+  /// One gather per image of the layout: its C rows are the next C
+  /// indices.
+  LogicalResult codegenLocalLoad(Operation *op, CodegenContext &ctx, LBuf &buf,
+                                 const Operand &dst, uint64_t src) const {
+    auto gather = cast<tpu::GatherOp>(op);
+    auto table = getShape(gather.getInput());
+    auto idxAddr = ddrAddr(gather.getIndices());
+    if (!idxAddr || dst.shape[2] != 1 || dst.shape[3] != table[1])
+      return failure();
+    DType it = chipDType(gather.getIndices().getType());
+    int64_t dim = table[0], w = table[1], c = dst.shape[1];
+    Operand from = ddrOperand(src, {1, dim, 1, w}, {dim * w, w, w, 1},
+                              dst.dtype);
+    for (uint32_t n = 0; n < dst.shape[0]; ++n) {
+      Operand to = dst;
+      to.shape[0] = 1;
+      to.addr += uint64_t(n) * uint64_t(dst.stride[0]) * dtypeSize(dst.dtype);
+      Operand index = ddrTensor(*idxAddr + uint64_t(n * c) * dtypeSize(it), 1,
+                                1, 1, uint32_t(c), it);
+      ctx.gatherLocal(buf, to, from, index, /*axis=*/1);
+    }
+    return success();
+  }
+
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
     auto io = inOut(ctx, /*skip indices=*/{1});
     if (failed(io))

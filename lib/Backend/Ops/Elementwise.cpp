@@ -315,6 +315,51 @@ struct ActiveModel
   }
 };
 
+/// The format a Cast converts through (values stay in the float dtype:
+/// converted to it and back) and how it rounds; Invalid for F32.
+std::pair<DType, RoundMode> castVia(tpu::CastOp op) {
+  switch (*parseCastKind(op.getTo())) {
+  case CastKind::F32:
+    break;
+  case CastKind::F16:
+    return {DType::F16, RoundMode::HalfToEven};
+  case CastKind::BF16:
+    return {DType::BF16, RoundMode::HalfToEven};
+  case CastKind::I32:
+    return {DType::INT32, RoundMode::TowardZero};
+  case CastKind::I8:
+    return {DType::INT8, RoundMode::TowardZero};
+  case CastKind::UI8:
+    return {DType::UINT8, RoundMode::TowardZero};
+  case CastKind::Bool:
+    return {DType::INT8, RoundMode::Up};
+  }
+  return {DType::Invalid, RoundMode::TowardZero};
+}
+
+/// A Cast from `in` to `out` with `tmp` (of their shape, at least as wide
+/// as the format it converts through) as scratch.
+void emitCast(function_ref<uint32_t(const Instruction &)> emit,
+              tpu::CastOp op, const Operand &out, const Operand &in,
+              const Operand &tmp) {
+  auto [via, round] = castVia(op);
+  if (via == DType::Invalid) {
+    emit(makeBinaryScalar(BinaryOp::Mul, out, in, 1.0));
+    return;
+  }
+  Operand src = in;
+  if (*parseCastKind(op.getTo()) == CastKind::Bool) {
+    // x != 0  ==  ceil(min(|x|, 1)) for every non-NaN x.
+    emit(makeActive(ActOp::Abs, tmp, src));
+    emit(makeBinaryScalar(BinaryOp::Min, tmp, tmp, 1.0));
+    src = tmp;
+  }
+  Operand mid = tmp;
+  mid.dtype = via;
+  emit(makeCast(mid, src, round));
+  emit(makeCast(out, mid));
+}
+
 struct CastModel
     : public CodegenInterface::ExternalModel<CastModel, tpu::CastOp> {
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
@@ -323,52 +368,30 @@ struct CastModel
          out = getTensor(ctx, op->getResult(0));
     if (failed(dtype) || failed(in) || failed(out))
       return failure();
-    auto kind = parseCastKind(cast<tpu::CastOp>(op).getTo());
-    // Values stay in the float dtype: convert to the target format and back.
-    DType via = DType::Invalid;
-    RoundMode round = RoundMode::TowardZero;
-    switch (*kind) {
-    case CastKind::F32:
-      break;
-    case CastKind::F16:
-      via = DType::F16, round = RoundMode::HalfToEven;
-      break;
-    case CastKind::BF16:
-      via = DType::BF16, round = RoundMode::HalfToEven;
-      break;
-    case CastKind::I32:
-      via = DType::INT32;
-      break;
-    case CastKind::I8:
-      via = DType::INT8;
-      break;
-    case CastKind::UI8:
-      via = DType::UINT8;
-      break;
-    case CastKind::Bool:
-      via = DType::INT8, round = RoundMode::Up;
-      break;
-    }
-    return streamFlat(
-        ctx, out->numElements(), out->addr, {in->addr}, *dtype, 1,
-        [&](StreamTile &t) {
-          if (via == DType::Invalid) {
-            t.emit(makeBinaryScalar(BinaryOp::Mul, t.out, t.ins[0], 1.0));
-            return;
-          }
-          Operand src = t.ins[0];
-          if (*kind == CastKind::Bool) {
-            // x != 0  ==  ceil(min(|x|, 1)) for every non-NaN x.
-            t.emit(makeActive(ActOp::Abs, t.temps[0], src));
-            t.emit(makeBinaryScalar(BinaryOp::Min, t.temps[0], t.temps[0],
-                                    1.0));
-            src = t.temps[0];
-          }
-          Operand mid = t.temps[0];
-          mid.dtype = via;
-          t.emit(makeCast(mid, src, round));
-          t.emit(makeCast(t.out, mid));
-        });
+    return streamFlat(ctx, out->numElements(), out->addr, {in->addr}, *dtype,
+                      1, [&](StreamTile &t) {
+                        emitCast([&](const Instruction &i) { return t.emit(i); },
+                                 cast<tpu::CastOp>(op), t.out, t.ins[0],
+                                 t.temps[0]);
+                      });
+  }
+
+  /// In a group its scratch is a buffer of the result's dtype, which must
+  /// hold the format it converts through.
+  bool supportsLocal(Operation *op) const {
+    DType t = chipDType(op->getResult(0).getType());
+    DType via = castVia(cast<tpu::CastOp>(op)).first;
+    return isFloat(t) && chipDType(op->getOperand(0).getType()) == t &&
+           (via == DType::Invalid || dtypeSize(via) <= dtypeSize(t));
+  }
+  bool localElementwise(Operation *) const { return true; }
+  unsigned localTemps(Operation *) const { return 1; }
+  LogicalResult codegenLocal(Operation *op, CodegenContext &,
+                             LocalOperands &t) const {
+    emitCast([&](const Instruction &i) { return t.emit(i); },
+             cast<tpu::CastOp>(op), t.result.lmem, t.operands[0].lmem,
+             t.temps[0].lmem);
+    return success();
   }
 };
 

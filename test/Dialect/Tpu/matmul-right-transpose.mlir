@@ -65,3 +65,24 @@ func.func @scaled(%arg0: tensor<1x2x17x16xf32>, %arg1: tensor<1x2x17x16xf32>) ->
   %s = "tpu.MatMul"(%q, %ks, %none) : (tensor<1x2x17x16xf32>, tensor<1x2x16x17xf32>, none) -> tensor<1x2x17x17xf32>
   return %s : tensor<1x2x17x17xf32>
 }
+
+// -----
+
+// With a head split left, the scale stays after it, computing in the
+// layout the scores read (a layer group holds a scale before the split in
+// a layout the split cannot take).
+// CHECK-LABEL: func.func @scaled_heads
+// CHECK: %[[KT:.*]] = "tpu.Permute"(%{{.*}}) <{order = [0, 2, 1, 3]}> : (tensor<1x12x4x16xf32>) -> tensor<1x4x12x16xf32>
+// CHECK: %[[S:.*]] = "tpu.Mul"(%[[KT]], %{{.*}}) <{do_relu = false}> : (tensor<1x4x12x16xf32>, tensor<f32>) -> tensor<1x4x12x16xf32>
+// CHECK: "tpu.MatMul"(%{{.*}}, %[[S]], %{{.*}}) <{do_relu = false, right_transpose = true}>
+// CHECK-NOT: order = [0, 2, 3, 1]
+func.func @scaled_heads(%arg0: tensor<1x4x12x16xf32>, %arg1: tensor<1x12x4x16xf32>) -> tensor<1x4x12x12xf32> {
+  %q = "top.Input"(%arg0) : (tensor<1x4x12x16xf32>) -> tensor<1x4x12x16xf32>
+  %k = "top.Input"(%arg1) : (tensor<1x12x4x16xf32>) -> tensor<1x12x4x16xf32>
+  %c = "top.Weight"() : () -> tensor<f32> loc("c")
+  %none = "top.None"() : () -> none
+  %kt = "tpu.Permute"(%k) {order = [0, 2, 3, 1]} : (tensor<1x12x4x16xf32>) -> tensor<1x4x16x12xf32>
+  %ks = "tpu.Mul"(%kt, %c) : (tensor<1x4x16x12xf32>, tensor<f32>) -> tensor<1x4x16x12xf32>
+  %s = "tpu.MatMul"(%q, %ks, %none) : (tensor<1x4x12x16xf32>, tensor<1x4x16x12xf32>, none) -> tensor<1x4x12x12xf32>
+  return %s : tensor<1x4x12x12xf32>
+}

@@ -239,6 +239,54 @@ def test_gelu_rows_group_chunked(chip, tmp_path):
     assert grouped.stats.total_cycles < plain.stats.total_cycles
 
 
+@pytest.mark.parametrize("chip", CHIPS)
+def test_cast_rows_group(chip, tmp_path):
+    """Casts (an attention mask's bool casts, one through a reshape) join a
+    rows group with the ops after them, and match the interpreter."""
+    rng = np.random.default_rng(6)
+    net = Net()
+    x = net.input("x", np.concatenate([rng.standard_normal((4, 30)) * 300,
+                                       [[0.0, -0.0]] * 4], axis=1))
+    outs = []
+    for to in ("f32", "f16", "bf16", "i8", "ui8", "bool"):
+        c = net.op("tpu.Cast", [x], (4, 32), f'to = "{to}"', f"c_{to}")
+        outs.append(net.op("tpu.Mul", [c, net.weight(f"h_{to}", [0.5])], (4, 32), "",
+                           f"m_{to}"))
+    b = net.op("tpu.Cast", [x], (4, 32), 'to = "bool"', "b")
+    r = net.op("tpu.Reshape", [b], (4, 1, 1, 32), "", "r")
+    b2 = net.op("tpu.Cast", [r], (4, 1, 1, 32), 'to = "bool"', "b2")
+    outs.append(net.op("tpu.Mul", [b2, net.weight("h", [2.0])], (4, 1, 1, 32), "", "m"))
+    text, _, named = run(net, outs, chip, tmp_path)
+    assert [len(g) for g in layer_groups(text)] == [16], text
+    assert not named & {"c_bool", "b", "b2"}
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_embedding_gather_group(chip, tmp_path):
+    """An embedding lookup by the model's token ids (negative ones count
+    from the end) joins the group of the layer after it: the group gathers
+    the table's rows straight into local memory, so the looked-up rows
+    never reach DDR."""
+    rng = np.random.default_rng(7)
+    net = Net()
+    ids = net.input("ids", rng.integers(-50, 50, (2, 8)).astype(np.float64))
+    table = net.weight("table", rng.standard_normal((50, 32)))
+    e = net.op("tpu.Gather", [table, ids], (2, 8, 32), "axis = 0 : i64", "e")
+    pos = net.weight("pos", rng.standard_normal((1, 8, 32)))
+    a = net.op("tpu.Add", [e, pos], (2, 8, 32), "", "a")
+    g = net.weight("g", 1 + 0.1 * rng.standard_normal(32))
+    b = net.weight("b", 0.1 * rng.standard_normal(32))
+    n = net.op("tpu.LayerNorm", [a, g, b], (2, 8, 32),
+               "axis = 2 : i64, epsilon = 1.0e-5 : f64", "n")
+    w = net.weight("w", rng.standard_normal((32, 32)) / 6)
+    m = net.op("tpu.MatMul", [n, w, net.none()], (2, 8, 32), "", "m")
+    text, grouped, named = run(net, [m], chip, tmp_path)
+    assert [len(g) for g in layer_groups(text)] == [4], text
+    assert named == {"m"}
+    _, plain, _ = run(net, [m], chip, tmp_path, layer_group=False)
+    assert grouped.stats.total_cycles < plain.stats.total_cycles
+
+
 def add_norm_net(rng, shape, elem="f32"):
     """Residual add then LayerNorm along the last axis (a transformer
     layer's epilogue), in one float dtype."""

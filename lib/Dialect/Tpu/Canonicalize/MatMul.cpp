@@ -31,7 +31,10 @@ struct FoldRightTranspose : OpRewritePattern<MatMulOp> {
     if (op.getRightTranspose())
       return failure();
     // A scale by one number between them (scaled dot-product attention
-    // scales K^T) commutes with the Permute: it moves before it.
+    // scales K^T) commutes with the Permute: it stays after the Permute
+    // that remains, where it computes in the layout the matmul reads (in a
+    // layer group, a scale before a head split would hold its result in a
+    // layout the split cannot take).
     auto scale = op.getRight().getDefiningOp<MulOp>();
     if (scale && (!scale->hasOneUse() ||
                   tpuc::numElements(tpuc::getShape(scale.getRhs())) != 1 ||
@@ -58,25 +61,24 @@ struct FoldRightTranspose : OpRewritePattern<MatMulOp> {
     // of the Permute then keeps each row in its lane.
     if (order[r - 1] != int64_t(r - 1))
       return failure();
-    if (scale) {
-      rewriter.setInsertionPoint(op);
-      auto in = cast<RankedTensorType>(right.getType());
-      auto ty = RankedTensorType::get(
-          in.getShape(), mlir::getElementTypeOrSelf(scale.getOutput().getType()));
-      right = MulOp::create(rewriter, renamed(scale.getLoc(), "_nk"), ty, right,
-                            scale.getRhs(), scale.getDoReluAttr())
-                  .getOutput();
-    }
+    rewriter.setInsertionPoint(op);
     if (!identity) {
       auto in = cast<RankedTensorType>(right.getType());
       SmallVector<int64_t> shape;
       for (int64_t d : order)
         shape.push_back(in.getDimSize(d));
-      rewriter.setInsertionPoint(op);
       right = PermuteOp::create(rewriter, renamed(perm.getLoc(), "_nk"),
                                 RankedTensorType::get(shape,
                                                       in.getElementType()),
                                 right, rewriter.getI64ArrayAttr(order))
+                  .getOutput();
+    }
+    if (scale) {
+      auto in = cast<RankedTensorType>(right.getType());
+      auto ty = RankedTensorType::get(
+          in.getShape(), mlir::getElementTypeOrSelf(scale.getOutput().getType()));
+      right = MulOp::create(rewriter, renamed(scale.getLoc(), "_nk"), ty, right,
+                            scale.getRhs(), scale.getDoReluAttr())
                   .getOutput();
     }
     rewriter.modifyOpInPlace(op, [&] {
