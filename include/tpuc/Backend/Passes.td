@@ -86,7 +86,7 @@ def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", "\"tpu_edge\"",
            "Target chip: a name in chips/ or a path to a description">,
-    Option<"maxOps", "max-ops", "int64_t", "64",
+    Option<"maxOps", "max-ops", "int64_t", "128",
            "Most ops in one group (0: no limit)">,
     Option<"printPlan", "print-plan", "bool", "false",
            "Report each group's plan (its LMEM buffers, the rows of every "
