@@ -3,6 +3,7 @@
 // Small accessors shared by op verifiers, shape inference and interpreters.
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -78,6 +79,18 @@ simplifyPermute(llvm::ArrayRef<int64_t> inShape,
     perm[byInput[j]] = j;
   }
   return {shape, perm};
+}
+
+/// `loc` with `suffix` appended to its name: the location of a tensor a
+/// rewrite adds beside the named one (of another shape or layout).
+inline mlir::Location withNameSuffix(mlir::Location loc,
+                                     llvm::StringRef suffix) {
+  if (auto n = llvm::dyn_cast<mlir::NameLoc>(loc))
+    return mlir::NameLoc::get(
+        mlir::StringAttr::get(loc.getContext(),
+                              n.getName().str() + suffix.str()),
+        n.getChildLoc());
+  return loc;
 }
 
 /// "[2, 3, 4]", for diagnostics.

@@ -14,16 +14,6 @@ using namespace mlir;
 namespace tpu {
 namespace {
 
-/// `loc` with `suffix` appended to its name: a tensor the model did not
-/// name, of another shape than the op's.
-Location suffixed(Location loc, StringRef suffix) {
-  if (auto n = dyn_cast<NameLoc>(loc))
-    return NameLoc::get(
-        StringAttr::get(loc.getContext(), n.getName().str() + suffix.str()),
-        n.getChildLoc());
-  return loc;
-}
-
 struct PermuteAsReshape : OpRewritePattern<PermuteOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -58,9 +48,9 @@ struct LowerPermuteRank : OpRewritePattern<PermuteOp> {
     SmallVector<int64_t> outShape;
     for (int64_t d : perm)
       outShape.push_back(shape[d]);
-    Value x = ReshapeOp::create(rewriter, suffixed(op.getLoc(), "_in"),
+    Value x = ReshapeOp::create(rewriter, tpuc::withNameSuffix(op.getLoc(), "_in"),
                                 in.clone(shape), op.getInput());
-    x = PermuteOp::create(rewriter, suffixed(op.getLoc(), "_reduced"),
+    x = PermuteOp::create(rewriter, tpuc::withNameSuffix(op.getLoc(), "_reduced"),
                           in.clone(outShape), x,
                           rewriter.getI64ArrayAttr(perm));
     rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getOutput().getType(), x);
