@@ -326,36 +326,6 @@ struct ReshapeModel : public LaneMoveModel<ReshapeModel, tpu::ReshapeOp> {
   }
 };
 
-/// Drops unit dims and merges input dims that stay adjacent in the output:
-/// returns the reduced input shape and order (out dim i = in dim order[i]).
-std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
-simplifyPermute(ArrayRef<int64_t> inShape, ArrayRef<int64_t> order) {
-  SmallVector<SmallVector<int64_t>> groups; // input dims, in output order
-  for (int64_t d : order) {
-    if (inShape[d] == 1)
-      continue;
-    if (!groups.empty() && groups.back().back() + 1 == d)
-      groups.back().push_back(d);
-    else
-      groups.push_back({d});
-  }
-  SmallVector<int64_t> byInput(groups.size());
-  for (size_t i = 0; i < groups.size(); ++i)
-    byInput[i] = i;
-  llvm::sort(byInput, [&](int64_t a, int64_t b) {
-    return groups[a].front() < groups[b].front();
-  });
-  SmallVector<int64_t> shape, perm(groups.size());
-  for (size_t j = 0; j < byInput.size(); ++j) {
-    int64_t n = 1;
-    for (int64_t d : groups[byInput[j]])
-      n *= inShape[d];
-    shape.push_back(n);
-    perm[byInput[j]] = j;
-  }
-  return {shape, perm};
-}
-
 /// Packs up to three (size, stride) dims into an [N, 1, H, W] operand; the
 /// padding dims get the strides that let the cmodel see contiguous runs.
 Operand packOperand(uint64_t addr, ArrayRef<int64_t> shape,

@@ -197,6 +197,7 @@ def Top_MatMulOp : Top_ComputeOp<"MatMul"> {
                    DefaultValuedAttr<BoolAttr, "false">:$do_relu);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Top_BatchNormOp : Top_ComputeOp<"BatchNorm"> {

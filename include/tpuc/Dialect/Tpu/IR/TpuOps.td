@@ -177,6 +177,7 @@ def Tpu_PermuteOp : Tpu_ComputeOp<"Permute"> {
   let arguments = (ins Tpu_Tensor:$input, I64ArrayAttr:$order);
   let results = (outs Tpu_Tensor:$output);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tpu_ConcatOp : Tpu_ComputeOp<"Concat"> {
