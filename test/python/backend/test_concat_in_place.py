@@ -118,7 +118,7 @@ def test_repeated_concats_share_the_last(chip, tmp_path):
     net = Net()
     x = net.input("x", rng.standard_normal(shape))
     x0 = net.op("tpu.Active", [x], shape, 'mode = "abs"', "x0")
-    feats, outs = [x0], []
+    feats = [x0]
     for k in range(3):
         c = 8 * len(feats)
         cat = net.op("tpu.Concat", feats, (1, c, 8, 8), "axis = 1 : i64", f"k{k}")
