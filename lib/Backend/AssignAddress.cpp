@@ -289,14 +289,56 @@ struct AssignAddressPass
       }
       return true;
     };
+    auto placeable = [&](tpu::ConcatOp concat) {
+      return concat->getParentOp() == func.getOperation() &&
+             !concat.getDoRelu() && bufferOf.count(concat) &&
+             buffers[bufferOf[concat]].holders.front() == concat.getOperation();
+    };
+    // A Concat whose operands start another Concat's operands (DenseNet
+    // concatenates every earlier feature map again in each layer) is that
+    // Concat's leading range: it sits at the start of the last Concat of
+    // such a chain (its host), which holds the operands of all of them, so
+    // none of the chain copies what another already placed.
+    DenseMap<Operation *, tpu::ConcatOp> host;
+    {
+      SmallVector<tpu::ConcatOp> later; // in reverse program order
+      for (Operation *op : llvm::reverse(order)) {
+        auto concat = dyn_cast<tpu::ConcatOp>(op);
+        if (!concat || !placeable(concat) ||
+            numElements(cast<RankedTensorType>(concat.getType())
+                            .getShape()
+                            .take_front(concat.getAxis())) != 1)
+          continue;
+        auto ins = concat.getInputs();
+        for (tpu::ConcatOp q : later) {
+          auto qins = q.getInputs();
+          if (q.getAxis() != concat.getAxis() || qins.size() <= ins.size() ||
+              chipDType(q.getType()) != chipDType(concat.getType()) ||
+              !std::equal(ins.begin(), ins.end(), qins.begin()))
+            continue;
+          host[concat] = host.count(q) ? host[q] : q;
+          break;
+        }
+        later.push_back(concat);
+      }
+    }
     for (Operation *op : order) {
       auto concat = dyn_cast<tpu::ConcatOp>(op);
-      if (!concat || concat->getParentOp() != func.getOperation() ||
-          concat.getDoRelu() || !bufferOf.count(concat))
+      if (!concat || !placeable(concat))
         continue;
       unsigned cb = bufferOf[concat];
-      if (buffers[cb].holders.front() != op)
-        continue;
+      if (auto it = host.find(op); it != host.end()) {
+        unsigned hb = bufferOf[it->second];
+        Buffer &b = buffers[cb];
+        if (parent[cb] < 0 && parent[hb] < 0 && b.start >= 0 &&
+            b.end < forever && within(op) == 0) {
+          parent[cb] = hb;
+          inParent[cb] = 0;
+          buffers[hb].start = std::min(buffers[hb].start, b.start);
+          buffers[hb].end = std::max(buffers[hb].end, b.end);
+          continue; // its operands are placed with the host's
+        }
+      }
       auto outType = cast<RankedTensorType>(concat.getType());
       ArrayRef<int64_t> shape = outType.getShape();
       int64_t axis = concat.getAxis();

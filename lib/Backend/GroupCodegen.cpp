@@ -475,19 +475,63 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       banks.push_back((off + uint64_t(q) * (b.bytes / b.slots)) / bank);
     return banks;
   };
-  auto place = [&](bool spreadBanks) -> LogicalResult {
+  // A result an op may write over its dying operand (localInPlace) can
+  // share that operand's buffer: tried when the group does not fit
+  // otherwise (NCHW groups; rows-view chunks alternate their own halves).
+  std::vector<int> shares(plan.buffers.size(), -1);
+  for (int k = 0; k < n && !rows; ++k) {
+    auto cg = cast<CodegenInterface>(ops[k]);
+    GroupPlan::Buffer &r = plan.buffers[plan.results[k]];
+    if (plan.loaded[k] || !plan.temps[k].empty() ||
+        r.kind != GroupPlan::Kind::Result)
+      continue;
+    for (auto [i, b] : llvm::enumerate(plan.operands[k])) {
+      if (b < 0)
+        continue;
+      const GroupPlan::Buffer &o = plan.buffers[b];
+      bool storedResult = llvm::any_of(llvm::seq(0, k), [&](int j) {
+        return plan.results[j] == b && plan.stored[j];
+      });
+      if (o.kind == GroupPlan::Kind::Weight || o.kind == GroupPlan::Kind::Temp ||
+          storedResult || o.end != k || o.shape != r.shape ||
+          o.dtype != r.dtype || o.slots != r.slots || o.bytes != r.bytes ||
+          o.chunked != r.chunked || !cg.localInPlace(unsigned(i)) ||
+          llvm::count(plan.operands[k], b) != 1)
+        continue;
+      shares[plan.results[k]] = b;
+      break;
+    }
+  }
+  auto place = [&](bool spreadBanks, bool inPlace = false) -> LogicalResult {
     plan.bytes = 0;
     SmallVector<int> placed;
     std::vector<bool> isPlaced(plan.buffers.size(), false);
     for (int i : order) {
       GroupPlan::Buffer &b = plan.buffers[i];
       SmallVector<std::pair<uint64_t, uint64_t>> busy;
+      const int shared = inPlace && shares[i] >= 0 && isPlaced[shares[i]]
+                             ? shares[i]
+                             : -1;
       for (int j : placed) {
         const GroupPlan::Buffer &o = plan.buffers[j];
-        if (o.start <= b.end && b.start <= o.end)
+        if (j != shared && o.start <= b.end && b.start <= o.end)
           busy.push_back({o.offset, o.offset + o.bytes});
       }
       llvm::sort(busy);
+      if (shared >= 0) {
+        uint64_t at = plan.buffers[shared].offset;
+        if (llvm::none_of(busy, [&](std::pair<uint64_t, uint64_t> r) {
+              return at + b.bytes > r.first && at < r.second;
+            })) {
+          b.offset = at;
+          plan.bytes = std::max(plan.bytes, at + b.bytes);
+          placed.push_back(i);
+          isPlaced[i] = true;
+          continue;
+        }
+        busy.push_back({at, at + plan.buffers[shared].bytes});
+        llvm::sort(busy);
+      }
       SmallVector<uint64_t, 8> taken;
       if (spreadBanks)
         for (int j : partners[i])
@@ -533,11 +577,10 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     for (auto [b, e] : llvm::zip(plan.buffers, ends))
       b.end = e;
   }
-  if (succeeded(place(true)))
+  if (succeeded(place(true)) || succeeded(place(false)) ||
+      succeeded(place(false, /*inPlace=*/true)))
     return plan;
-  if (failed(place(false)))
-    return failure();
-  return plan;
+  return failure();
 }
 
 /// Filters of at least this many bytes load in runs of output channels in

@@ -69,15 +69,15 @@ func.func @bad_group(%arg0: tensor<1x16x4x20000xf32>) -> tensor<1x16x4x20000xf32
 
 // A group whose recorded plan (whole tensors) does not fit, though slices
 // along H would: the codegen follows the plan, it does not search another.
-func.func @plan_does_not_fit(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
-  %x = "top.Input"(%arg0) : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("x")
-  %g = tpu.Group -> (tensor<1x16x64x129xf32>) {
+func.func @plan_does_not_fit(%arg0: tensor<1x16x128x129xf32>) -> tensor<1x16x128x129xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16x128x129xf32>) -> tensor<1x16x128x129xf32> loc("x")
+  %g = tpu.Group -> (tensor<1x16x128x129xf32>) {
     // expected-error @+1 {{starts a layer group of 2 ops that does not fit local memory}}
-    %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32>
-    %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("b")
-    tpu.Yield %b : tensor<1x16x64x129xf32>
+    %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x128x129xf32>) -> tensor<1x16x128x129xf32>
+    %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x16x128x129xf32>) -> tensor<1x16x128x129xf32> loc("b")
+    tpu.Yield %b : tensor<1x16x128x129xf32>
   }
-  return %g : tensor<1x16x64x129xf32>
+  return %g : tensor<1x16x128x129xf32>
 }
 
 // -----

@@ -48,3 +48,31 @@ func.func @main(%arg0: tensor<1x4x2x2xf32>) -> (tensor<1x16x2x2xf32>, tensor<1x8
   %r = "tpu.Concat"(%t, %t) {axis = 1 : i64, do_relu = true} : (tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>) -> tensor<1x8x2x2xf32> loc("r")
   return %e, %r : tensor<1x16x2x2xf32>, tensor<1x8x2x2xf32>
 }
+
+// -----
+
+// Each Concat repeats the operands of the one before it (DenseNet's
+// feature concatenation): %c1 and %c2 are the leading ranges of %c3, which
+// holds %a, %b and %d, so no Concat copies anything. Each of the four
+// Actives loads and stores once: 8 GDMA, 4 TIU instructions in all.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: tpu.gdma_instructions = 8
+// CHECK-SAME: tpu.tiu_instructions = 4
+// CHECK: tpu.Active{{.*}}ddr.addr = 4160 {{.*}}loc("a")
+// CHECK: tpu.Concat{{.*}}ddr.addr = 4160 {{.*}}loc("c1")
+// CHECK: tpu.Active{{.*}}ddr.addr = 4224 {{.*}}loc("b")
+// CHECK: tpu.Concat{{.*}}ddr.addr = 4160 {{.*}}loc("c2")
+// CHECK: tpu.Active{{.*}}ddr.addr = 4288 {{.*}}loc("d")
+// CHECK: tpu.Concat{{.*}}ddr.addr = 4160 {{.*}}loc("c3")
+func.func @main(%arg0: tensor<1x4x2x2xf32>) -> tensor<1x12x2x2xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("a")
+  %c1 = "tpu.Concat"(%a) {axis = 1 : i64} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("c1")
+  %b = "tpu.Active"(%c1) {mode = "exp"} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("b")
+  %c2 = "tpu.Concat"(%a, %b) {axis = 1 : i64} : (tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>) -> tensor<1x8x2x2xf32> loc("c2")
+  %s = "tpu.Slice"(%c2) {offsets = [0, 2, 0, 0], steps = [1, 1, 1, 1]} : (tensor<1x8x2x2xf32>) -> tensor<1x4x2x2xf32> loc("s")
+  %d = "tpu.Active"(%s) {mode = "tanh"} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> loc("d")
+  %c3 = "tpu.Concat"(%a, %b, %d) {axis = 1 : i64} : (tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>) -> tensor<1x12x2x2xf32> loc("c3")
+  %y = "tpu.Active"(%c3) {mode = "abs"} : (tensor<1x12x2x2xf32>) -> tensor<1x12x2x2xf32> loc("y")
+  return %y : tensor<1x12x2x2xf32>
+}

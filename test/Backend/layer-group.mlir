@@ -48,25 +48,26 @@ func.func @exact_fit(%arg0: tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> 
 
 // -----
 
-// Whole tensors do not fit the small chip: the group runs as a loop over
+// Whole tensors do not fit the small chip, even with each result written
+// over its operand: the group runs as a loop over
 // slices of rows (two input and two result slots of 16 rows, each op's
 // tensors starting in different LMEM banks).
 // CHECK-LABEL: func.func @too_big
-// CHECK: tpu.Group -> (tensor<1x16x64x129xf32>) attributes {h_slices = 4 : i64} {
+// CHECK: tpu.Group -> (tensor<1x16x128x129xf32>) attributes {h_slices = 8 : i64} {
 // CHECK-NEXT: "tpu.Active"
 // CHECK-NEXT: "tpu.Active"
 // CHECK-NEXT: tpu.Yield
 // The larger chip has room for both.
 // PRO-LABEL: func.func @too_big
-// PRO: tpu.Group -> (tensor<1x16x64x129xf32>) {
+// PRO: tpu.Group -> (tensor<1x16x128x129xf32>) {
 // PRO-NEXT: "tpu.Active"
 // PRO-NEXT: "tpu.Active"
 // PRO-NEXT: tpu.Yield
-func.func @too_big(%arg0: tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> {
-  %x = "top.Input"(%arg0) : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("x")
-  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("a")
-  %b = "tpu.Active"(%a) {mode = "sigmoid"} : (tensor<1x16x64x129xf32>) -> tensor<1x16x64x129xf32> loc("b")
-  return %b : tensor<1x16x64x129xf32>
+func.func @too_big(%arg0: tensor<1x16x128x129xf32>) -> tensor<1x16x128x129xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x16x128x129xf32>) -> tensor<1x16x128x129xf32> loc("x")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x16x128x129xf32>) -> tensor<1x16x128x129xf32> loc("a")
+  %b = "tpu.Active"(%a) {mode = "sigmoid"} : (tensor<1x16x128x129xf32>) -> tensor<1x16x128x129xf32> loc("b")
+  return %b : tensor<1x16x128x129xf32>
 }
 
 // -----

@@ -44,6 +44,16 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         common 4-D view of their row-major data, not only as NCHW.
       }], "bool", "localElementwise", (ins), "", [{ return false; }]>,
     InterfaceMethod<[{
+        Whether codegenLocal may write its result over operand
+        `operandIndex` when that operand has the result's local shape and
+        type and dies at this op: every element of the result reads only
+        the element of the operand at its own position (an instruction
+        reads its operands at its start, so a group then needs no second
+        buffer for the pair).
+      }], "bool", "localInPlace", (ins "unsigned":$operandIndex), "",
+      [{ return ::llvm::cast<::tpuc::backend::CodegenInterface>(
+                   $_op.getOperation()).localElementwise(); }]>,
+    InterfaceMethod<[{
         Whether codegenLocal computes each row of the innermost dim on its
         own (elementwise ops, and reductions or normalizations along the
         last axis), so a group may hold the op's tensors in the rows view

@@ -122,6 +122,19 @@ struct ConvModel
            isWeight(conv.getQuant());
   }
 
+  /// A 1x1 depthwise float conv (a folded BatchNorm: a scale and a bias
+  /// per channel) reads only its result's own element of the input.
+  bool localInPlace(Operation *op, unsigned index) const {
+    auto conv = cast<tpu::ConvOp>(op);
+    auto f = getShape(conv.getFilter());
+    auto in = getShape(conv.getInput());
+    return index == 0 && in.size() == 4 && f.size() == 4 && f[1] == 1 &&
+           f[2] == 1 && f[3] == 1 && conv.getGroup() == in[1] &&
+           f[0] == in[1] && getShape(conv.getOutput()) == in &&
+           llvm::all_of(getI64s(conv.getPads()), [](int64_t p) { return p == 0; }) &&
+           isFloat(chipDType(conv.getOutput().getType()));
+  }
+
   /// A dense float conv: output channel c reads filter channel c and bias
   /// c only (INT8's requant table would need its own channel view too).
   bool localChannelRuns(Operation *op) const {

@@ -107,3 +107,29 @@ def test_shuffle_units_pass_through_copied_ahead(chip, tmp_path):
     stores = [j for j, g in enumerate(gdma) if g.dst.space == ddr and g.src[0].space != ddr]
     # Each unit's pass-through copy precedes its group's stores.
     assert copies and stores and copies[0] < stores[0]
+
+
+def test_repeated_concats_share_the_last(chip, tmp_path):
+    """DenseNet's features: each layer concatenates every earlier map again.
+    Each Concat is the leading range of the last one, so none copies, and
+    the cmodel's tensors equal the interpreter's."""
+    rng = np.random.default_rng(5)
+    shape = (1, 8, 8, 8)
+    net = Net()
+    x = net.input("x", rng.standard_normal(shape))
+    x0 = net.op("tpu.Active", [x], shape, 'mode = "abs"', "x0")
+    feats = [x0]
+    for k in range(3):
+        c = 8 * len(feats)
+        cat = net.op("tpu.Concat", feats, (1, c, 8, 8), "axis = 1 : i64", f"k{k}")
+        y, _ = conv(net, cat, (1, c, 8, 8), 8, (3, 3), pads=(1, 1, 1, 1), relu=True, rng=rng,
+                    name=f"c{k}")
+        feats.append(y)
+    last = net.op("tpu.Concat", feats, (1, 32, 8, 8), "axis = 1 : i64", "last")
+    head, _ = conv(net, last, (1, 32, 8, 8), 4, (1, 1), rng=rng, name="head")
+    run(net, [head], chip, tmp_path, layer_group=False)
+    n = network(tmp_path / f"net_{chip}_False.bmodel")
+    addr = {t.info.name: t.info.ddr_addr for t in n.tensors}
+    assert addr["k0"] == addr["k1"] == addr["k2"] == addr["last"] == addr["x0"]
+    ddr = rt.Space.DDR
+    assert not [i for i in n.gdma if i.dst.space == ddr and i.src[0].space == ddr]

@@ -93,9 +93,9 @@ def test_block_grouped_matches_and_stores_less(chip, tmp_path):
 @pytest.mark.parametrize("chip", CHIPS)
 @pytest.mark.parametrize("extra", [0, 1])
 def test_exact_fit(chip, extra, tmp_path):
-    """Two F32 tensors of half a lane each fit exactly (the input's space is
-    reused by the second result); one more element per row does not, and
-    the group runs sliced along H."""
+    """Two F32 tensors of half a lane each fit exactly (the sum is written
+    over its dying operand `a`); one more element per row does not, and the
+    group runs sliced along H."""
     lanes, lane = LANES[chip], LANE_BYTES[chip]
     h = 16
     w = lane // 2 // 4 // h + extra
@@ -103,11 +103,33 @@ def test_exact_fit(chip, extra, tmp_path):
     net = Net()
     x = net.input("x", rng.standard_normal((1, lanes, h, w)))
     a = net.op("tpu.Active", [x], (1, lanes, h, w), 'mode = "abs"', "a")
-    b = net.op("tpu.Active", [a], (1, lanes, h, w), 'mode = "sigmoid"', "b")
+    b = net.op("tpu.Add", [a, x], (1, lanes, h, w), "", "b")
     text, _, named = run(net, [b], chip, tmp_path)
     assert len(layer_groups(text)) == 1, text
     assert (group_slices(text)[0] > 1) == (extra == 1), text
     assert "a" not in named
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_results_over_dying_operands(chip, tmp_path):
+    """An activation, a folded BatchNorm (1x1 depthwise conv) and another
+    activation on a tensor of more than half a lane: each writes its result
+    over its operand, which dies there, so the group holds one tensor and
+    runs whole; the cmodel matches the interpreter."""
+    lanes, lane = LANES[chip], LANE_BYTES[chip]
+    h = 16
+    w = lane // 4 // h * 3 // 4
+    shape = (1, lanes, h, w)
+    rng = np.random.default_rng(2)
+    net = Net()
+    x = net.input("x", rng.standard_normal(shape))
+    e = net.op("tpu.Active", [x], shape, 'mode = "exp"', "e")
+    bn, _ = conv(net, e, shape, lanes, (1, 1), group=lanes, rng=rng, name="bn")
+    y = net.op("tpu.Active", [bn], shape, 'mode = "sigmoid"', "y")
+    text, _, named = run(net, [y], chip, tmp_path)
+    assert len(layer_groups(text)) == 1 and len(layer_groups(text)[0]) == 3, text
+    assert group_slices(text) == [1], text
+    assert named == {"y"}
 
 
 @pytest.mark.parametrize("chip", CHIPS)
