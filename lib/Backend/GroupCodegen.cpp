@@ -861,11 +861,16 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
     }
   }
 
-  if (failed(loadSlice(0)) || failed(copyAhead(ctx, ahead)))
+  // The copies ahead go behind the last slice's loads: the GDMA has no
+  // other work while the TIU computes the last slices, whereas earlier they
+  // would hold back the next slice's loads and stall the TIU.
+  if (failed(loadSlice(0)) || (G == 1 && failed(copyAhead(ctx, ahead))))
     return failure();
   for (int64_t g = 0; g < G; ++g) {
     const int64_t s = g % S;
     if (g + 1 < G && failed(loadSlice(g + 1)))
+      return failure();
+    if (g + 2 == G && failed(copyAhead(ctx, ahead)))
       return failure();
     for (size_t k = 0; k < ops.size(); ++k) {
       int r = plan.results[k];

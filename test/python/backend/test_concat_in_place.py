@@ -78,15 +78,11 @@ def test_operand_used_twice_is_copied_once(chip, tmp_path):
     assert len(copies) >= 5
 
 
-def test_shuffle_units_pass_through_copied_ahead(chip, tmp_path):
+def shuffle_units(rng, n, c, h, w, group=1):
     """Two ShuffleNet units: each keeps half the channels of the previous
-    interleaving Concat (a Slice view) and runs convs on the other half in a
-    layer group stored in place in strided blocks. The pass-through half is
-    copied into the Concat by the group, after its loads and before its
-    stores; the tensors must still match the interpreter's."""
-    rng = np.random.default_rng(5)
+    interleaving Concat (a Slice view) and runs convs (the 3x3 one in
+    `group` groups) on the other half."""
     net = Net()
-    n, c, h, w = 1, 8, 8, 8
     k = net.input("x", rng.standard_normal((n, 2 * c, h, w)))
     for u in range(2):
         keep = net.op("tpu.Slice", [k], (n, c, h, w),
@@ -94,11 +90,21 @@ def test_shuffle_units_pass_through_copied_ahead(chip, tmp_path):
         half = net.op("tpu.Slice", [k], (n, c, h, w),
                       f"offsets = [0, {c}, 0, 0], steps = [1, 1, 1, 1]", f"half{u}")
         b, _ = conv(net, half, (n, c, h, w), c, (1, 1), relu=True, rng=rng, name=f"b{u}")
-        b, _ = conv(net, b, (n, c, h, w), c, (3, 3), pads=(1, 1, 1, 1), rng=rng, name=f"d{u}")
+        b, _ = conv(net, b, (n, c, h, w), c, (3, 3), pads=(1, 1, 1, 1), group=group,
+                    rng=rng, name=f"d{u}")
         keep5 = net.op("tpu.Reshape", [keep], (n, c, 1, h, w), "", f"keep5_{u}")
         b5 = net.op("tpu.Reshape", [b], (n, c, 1, h, w), "", f"b5_{u}")
         i = net.op("tpu.Concat", [keep5, b5], (n, c, 2, h, w), "axis = 2 : i64", f"i{u}")
         k = net.op("tpu.Reshape", [i], (n, 2 * c, h, w), "", f"k{u}")
+    return net, k
+
+
+def test_shuffle_units_pass_through_copied_ahead(chip, tmp_path):
+    """Each unit's group is stored in place in strided blocks; the
+    pass-through half is copied into the Concat by the group, after its
+    loads and before its stores; the tensors must still match the
+    interpreter's."""
+    net, k = shuffle_units(np.random.default_rng(5), 1, 8, 8, 8)
     run(net, [k], chip, tmp_path)
     net_ = network(tmp_path / f"net_{chip}_True.bmodel")
     ddr = rt.Space.DDR
@@ -133,3 +139,23 @@ def test_repeated_concats_share_the_last(chip, tmp_path):
     assert addr["k0"] == addr["k1"] == addr["k2"] == addr["last"] == addr["x0"]
     ddr = rt.Space.DDR
     assert not [i for i in n.gdma if i.dst.space == ddr and i.src[0].space == ddr]
+
+
+def test_shuffle_units_sliced_copy_after_loads(chip, tmp_path):
+    """Groups sliced along H copy the pass-through half behind their last
+    slice's loads: in front of the slice loop it would hold back the next
+    slice's loads while the TIU waits."""
+    net, k = shuffle_units(np.random.default_rng(6), 1, 4, 256, 256, group=4)
+    text, _, _ = run(net, [k], chip, tmp_path)
+    slices = [int(s) for s in re.findall(r"h_slices = (\d+)", text)]
+    assert len(slices) == 2 and min(slices) > 2
+    gdma = list(network(tmp_path / f"net_{chip}_True.bmodel").gdma)
+    ddr, lmem = rt.Space.DDR, rt.Space.LMEM
+    copies = [j for j, g in enumerate(gdma) if g.dst.space == ddr and g.src[0].space == ddr]
+    # Loads of rows of the units' inputs (weights have one row or three).
+    rows = [j for j, g in enumerate(gdma)
+            if g.dst.space == lmem and g.src[0].space == ddr and g.dst.shape[2] > 3]
+    assert len(copies) == 2
+    # Each group loads all its slices before its copy.
+    assert sum(j < copies[0] for j in rows) == slices[0]
+    assert sum(copies[0] < j < copies[1] for j in rows) == slices[1]

@@ -6,9 +6,13 @@
 // and Slice is a DDR-to-DDR copy of the whole tensor.
 // - A shuffle of a Concat of g inputs of m channels interleaves them: one
 //   Concat on axis 2 of the inputs seen as [N, m, 1, H, W].
-// - A Slice of a shuffle (or of such an interleaving) takes one run of
-//   channels from each of the g sources and interleaves those:
+// - A Slice of a shuffle (or of such an interleaving) of a batch takes one
+//   run of channels from each of the g sources and interleaves those:
 //     Slice(shuffle(x), [s, s+len)) = interleave_k(Slice(src_k, [s/g, len/g]))
+//   With one image a channel Slice is a view of its source's buffer and
+//   copies nothing, so it stays: taking the pieces instead would split the
+//   branch's last Conv in narrower ones (below), each a full pass over the
+//   lanes its channels leave idle.
 // - A Slice of a Conv whose users all take channel Slices is the Conv with
 //   those output channels, so a branch's last Conv writes the pieces itself.
 // Per ShuffleNet unit one copy of the passed-through half and the
@@ -120,6 +124,8 @@ struct SliceOfChannelShuffle : OpRewritePattern<SliceOp> {
     if (!range)
       return rewriter.notifyMatchFailure(op, "not a channel Slice");
     auto in = getShape(op.getInput());
+    if (in[0] == 1)
+      return rewriter.notifyMatchFailure(op, "a channel Slice of one image is a view");
     auto [start, size] = *range;
     int64_t g = 0, m = 0, base = 0;
     SmallVector<Value> sources;
