@@ -9,7 +9,8 @@
 // users, which orders reuse after the reads and stores of the old data.
 // Groups too big for whole tensors are sliced along N (sliceBatch) and/or
 // H (sliceRows), emitted as a loop (emitSliced): every buffer holds the
-// images and rows of the current slice.
+// images and rows of the current slice; the first slice computes a large
+// filter's runs of output channels as they arrive (filterRuns).
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Backend/LayerGroup.h"
@@ -584,8 +585,8 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
 }
 
 /// Filters of at least this many bytes load in runs of output channels in
-/// a whole-tensor group (fewer bytes: the run's DDR latency is not paid
-/// back), in at most this many runs.
+/// a whole-tensor group or the first slice of a sliced one (fewer bytes:
+/// the run's DDR latency is not paid back), in at most this many runs.
 static constexpr int64_t kSplitFilterBytes = 32 * 1024;
 static constexpr int64_t kFilterRuns = 8;
 
@@ -758,6 +759,46 @@ static LogicalResult copyAhead(CodegenContext &ctx,
 /// load (into the other slot) before the current one computes, and its
 /// stored results leave after its compute, so the GDMA queue holds the next
 /// loads ahead of the stores waiting on the TIU.
+/// An op computing runs of its output channels on their own
+/// (localChannelRuns) whose filter is large and first used by it loads the
+/// filter in runs of whole lane slots, and computes each run once it is in:
+/// the TIU starts after the first run, not the whole filter. Per op, the
+/// runs of its output channels (empty: not split). In a sliced group only
+/// the first slice computes in runs: later ones find the filter loaded.
+static std::vector<SmallVector<std::pair<int64_t, int64_t>, 8>>
+filterRuns(ArrayRef<Operation *> ops, const GroupPlan &plan, int64_t lanes) {
+  const auto &pb = plan.buffers;
+  std::vector<SmallVector<std::pair<int64_t, int64_t>, 8>> split(ops.size());
+  std::vector<bool> seen(pb.size(), false);
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const auto &opnds = plan.operands[k];
+    int fi = opnds.size() > 1 ? opnds[1] : -1;
+    bool first = fi >= 0 && !seen[fi];
+    for (int i : opnds)
+      if (i >= 0)
+        seen[i] = true;
+    if (plan.rows || !cast<CodegenInterface>(ops[k]).localChannelRuns() ||
+        !first || pb[fi].kind != GroupPlan::Kind::Weight ||
+        numElements(pb[fi].shape) * dtypeSize(pb[fi].dtype) < kSplitFilterBytes)
+      continue;
+    const int64_t oc = pb[fi].shape[1], slotsOc = (oc + lanes - 1) / lanes;
+    if (slotsOc < 2)
+      continue;
+    const int64_t runs = std::min<int64_t>(slotsOc, kFilterRuns);
+    const int64_t per = (slotsOc + runs - 1) / runs * lanes;
+    for (int64_t c = 0; c < oc; c += per)
+      split[k].push_back({c, std::min(per, oc - c)});
+  }
+  return split;
+}
+
+/// Channels [c, c + n) of an LMEM tensor (c a multiple of the lanes).
+static Operand channelsOf(Operand o, int64_t c, int64_t n, int64_t lanes) {
+  o.addr += uint64_t(c / lanes * o.stride[1]) * dtypeSize(o.dtype);
+  o.shape[1] = uint32_t(n);
+  return o;
+}
+
 static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
                                 const GroupPlan &plan, const LBuf &base,
                                 ArrayRef<OpOperand *> ahead) {
@@ -815,24 +856,50 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
       return {0, pb[i].shape[2]};
     return plan.held[g % S][i];
   };
-  // Weights load in the first slice, in order of first use among inputs.
+  // The first slice computes a split filter's runs as they arrive.
+  std::vector<SmallVector<std::pair<int64_t, int64_t>, 8>> split =
+      filterRuns(ops, plan, ctx.lanes());
+  std::vector<SmallVector<LBuf, 8>> runBufs(ops.size());
+  // Weights load in the first slice, in order of first use among inputs;
+  // a split filter after its op's other operands, so its first run is all
+  // the op waits for.
   auto loadSlice = [&](int64_t g) -> LogicalResult {
     std::vector<bool> loaded(pb.size(), false);
-    for (const auto &opnds : plan.operands)
-      for (int i : opnds) {
-        if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i] ||
-            (pb[i].kind == GroupPlan::Kind::Weight && g > 0))
-          continue;
-        loaded[i] = true;
-        Rows rows = heldRows(i, g);
-        if (!rows.size())
-          continue;
-        auto addr = ddrAddr(pb[i].value);
-        if (!addr)
-          return ctx.error() << "group operand has no DDR address";
-        LBuf &b = make(i, slot(i, g));
-        ctx.load(b, lmem(i, g, rows, rows), ddr(i, *addr, g, rows));
+    auto isRuns = [&](size_t k, size_t j) { return j == 1 && !split[k].empty(); };
+    auto loadOperand = [&](size_t k, size_t j, int i) -> LogicalResult {
+      if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i] ||
+          (pb[i].kind == GroupPlan::Kind::Weight && g > 0))
+        return success();
+      loaded[i] = true;
+      Rows rows = heldRows(i, g);
+      if (!rows.size())
+        return success();
+      auto addr = ddrAddr(pb[i].value);
+      if (!addr)
+        return ctx.error() << "group operand has no DDR address";
+      LBuf &b = make(i, slot(i, g));
+      Operand to = lmem(i, g, rows, rows), from = ddr(i, *addr, g, rows);
+      if (!isRuns(k, j)) {
+        ctx.load(b, to, from);
+        return success();
       }
+      for (auto [c, n] : split[k]) {
+        Operand d = from;
+        d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
+        d.shape[1] = uint32_t(n);
+        LBuf run = b;
+        ctx.load(run, channelsOf(to, c, n, ctx.lanes()), d);
+        runBufs[k].push_back(run);
+      }
+      for (const LBuf &run : runBufs[k])
+        b.gdma = std::max(b.gdma, run.gdma);
+      return success();
+    };
+    for (auto [k, opnds] : llvm::enumerate(plan.operands))
+      for (bool runs : {false, true})
+        for (auto [j, i] : llvm::enumerate(opnds))
+          if (isRuns(k, j) == runs && failed(loadOperand(k, j, i)))
+            return failure();
     return success();
   };
 
@@ -889,6 +956,27 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
       for (int i : plan.temps[k])
         lo.temps.push_back({lmem(i, g, {0, out.size()}, {0, out.size()}),
                             &make(i, 0)});
+      if (g == 0 && !runBufs[k].empty()) {
+        // Each run of output channels waits only for its part of the filter.
+        const auto &opnds = plan.operands[k];
+        LBuf &filter = bufs[opnds[1]][slot(opnds[1], g)];
+        for (auto [j, cn] : llvm::enumerate(split[k])) {
+          auto [c, n] = cn;
+          LocalOperands part = lo;
+          part.operands[1] = {
+              channelsOf(lo.operands[1].lmem, c, n, ctx.lanes()),
+              &runBufs[k][j]};
+          if (opnds.size() > 2 && opnds[2] >= 0)
+            part.operands[2].lmem =
+                channelsOf(part.operands[2].lmem, c, n, ctx.lanes());
+          part.result.lmem = channelsOf(lo.result.lmem, c, n, ctx.lanes());
+          if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, part)))
+            return ops[k]->emitOpError()
+                   << "failed to generate code in a layer group";
+          filter.tiu = std::max(filter.tiu, runBufs[k][j].tiu);
+        }
+        continue;
+      }
       if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
         return ops[k]->emitOpError()
                << "failed to generate code in a layer group";
@@ -1001,40 +1089,10 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     return o;
   };
 
-  // An op computing runs of its output channels on their own
-  // (localChannelRuns) whose filter is large and first used by it loads the
-  // filter in runs of whole lane slots, and computes each run once it is
-  // in: the TIU starts after the first run, not the whole filter.
-  // `split[k]`: the runs of op k, in channels; empty: not split.
-  std::vector<SmallVector<std::pair<int64_t, int64_t>, 8>> split(ops.size());
-  {
-    std::vector<bool> seen(pb.size(), false);
-    const int64_t L = ctx.lanes();
-    for (size_t k = 0; k < ops.size(); ++k) {
-      const auto &opnds = plan->operands[k];
-      int fi = opnds.size() > 1 ? opnds[1] : -1;
-      bool first = fi >= 0 && !seen[fi];
-      for (int i : opnds)
-        if (i >= 0)
-          seen[i] = true;
-      if (plan->rows || !cast<CodegenInterface>(ops[k]).localChannelRuns() ||
-          !first || pb[fi].kind != GroupPlan::Kind::Weight ||
-          numElements(pb[fi].shape) * dtypeSize(pb[fi].dtype) < kSplitFilterBytes)
-        continue;
-      const int64_t oc = pb[fi].shape[1], slotsOc = (oc + L - 1) / L;
-      if (slotsOc < 2)
-        continue;
-      const int64_t runs = std::min<int64_t>(slotsOc, kFilterRuns);
-      const int64_t per = (slotsOc + runs - 1) / runs * L;
-      for (int64_t c = 0; c < oc; c += per)
-        split[k].push_back({c, std::min(per, oc - c)});
-    }
-  }
-  // Channels [c, c + n) of an LMEM tensor (c a multiple of the lanes).
+  std::vector<SmallVector<std::pair<int64_t, int64_t>, 8>> split =
+      filterRuns(ops, *plan, ctx.lanes());
   auto channels = [&](Operand o, int64_t c, int64_t n) {
-    o.addr += uint64_t(c / ctx.lanes() * o.stride[1]) * dtypeSize(o.dtype);
-    o.shape[1] = uint32_t(n);
-    return o;
+    return channelsOf(o, c, n, ctx.lanes());
   };
   // Per split op, the LBuf of each run of its filter.
   std::vector<SmallVector<LBuf, 8>> runBufs(ops.size());

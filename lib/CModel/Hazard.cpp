@@ -210,7 +210,8 @@ Status checkHazards(const std::vector<Instruction> &tiu,
       const Footprint &x = tf[a - 1], &y = gf[b - 1];
       for (int i = 0; i < x.n; ++i)
         for (int j = 0; j < y.n; ++j)
-          if (conflict(x.acc[i], y.acc[j])) {
+          if (conflict(x.acc[i], y.acc[j]) &&
+              bytesOverlap(x.acc[i], y.acc[j], t)) {
             const Access &w = x.acc[i].write ? x.acc[i] : y.acc[j];
             const Access &r = x.acc[i].write ? y.acc[j] : x.acc[i];
             bool tiuWrites = x.acc[i].write;

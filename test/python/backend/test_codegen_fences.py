@@ -110,6 +110,37 @@ def any_overlap(xs, ys):
     return any(overlap(x, y) for x in xs for y in ys)
 
 
+def byte_runs(o, lanes):
+    """Sorted per-lane byte runs [lo, hi) of an LMEM operand (strided views
+    may interleave without sharing a byte)."""
+    es = _ESIZE[o.dtype]
+    n, c, h, w = o.shape
+    per_lane_c = (o.start_lane + c - 1) // lanes + 1
+    if o.stride[3] == 1:
+        starts = (np.arange(n)[:, None, None] * o.stride[0]
+                  + np.arange(per_lane_c)[None, :, None] * o.stride[1]
+                  + np.arange(h)[None, None, :] * o.stride[2]).ravel()
+        length = w
+    else:
+        starts = (np.arange(n)[:, None, None, None] * o.stride[0]
+                  + np.arange(per_lane_c)[None, :, None, None] * o.stride[1]
+                  + np.arange(h)[None, None, :, None] * o.stride[2]
+                  + np.arange(w)[None, None, None, :] * o.stride[3]).ravel()
+        length = 1
+    lo = np.sort(o.addr + starts * es)
+    return lo, lo + length * es
+
+
+def operands_share_bytes(a, b, lanes):
+    """Whether two LMEM operands whose ranges overlap share a byte."""
+    alo, ahi = byte_runs(a, lanes)
+    blo, bhi = byte_runs(b, lanes)
+    # Each run of a against the runs of b starting before its end.
+    k = np.searchsorted(blo, ahi, side="left") - 1
+    ok = k >= 0
+    return bool(np.any(ok & (bhi[np.clip(k, 0, None)] > alo)))
+
+
 def prefix_waits(stream):
     """done[i] = the other engine's last id guaranteed ended before stream[i] starts."""
     done, m = [], 0
@@ -117,6 +148,16 @@ def prefix_waits(stream):
         m = max(m, inst.wait_id)
         done.append(m)
     return done
+
+
+def exact_conflict(g, t, lanes):
+    """Whether GDMA g and TIU t touch a common LMEM byte, one writing it."""
+    def lmem(o):
+        return o.space == rt.Space.LMEM
+    pairs = [(g.dst, o) for o in [t.dst, *t.src] if lmem(g.dst) and lmem(o)]
+    pairs += [(s, t.dst) for s in g.src if lmem(s) and lmem(t.dst)]
+    return any(overlap(lmem_range(a, lanes), lmem_range(b, lanes))
+               and operands_share_bytes(a, b, lanes) for a, b in pairs)
 
 
 def races(bm):
@@ -135,7 +176,8 @@ def races(bm):
             if t.id <= t_done[gi] or g.id <= g_done[ti]:
                 continue
             tw, tr = t_acc[ti]
-            if any_overlap(gw, tw + tr) or any_overlap(gr, tw):
+            if (any_overlap(gw, tw + tr) or any_overlap(gr, tw)) and \
+                    exact_conflict(g, t, lanes):
                 out.append((g.id, t.id))
     return out
 
