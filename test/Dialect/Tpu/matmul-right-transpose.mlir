@@ -86,3 +86,23 @@ func.func @scaled_heads(%arg0: tensor<1x4x12x16xf32>, %arg1: tensor<1x12x4x16xf3
   %s = "tpu.MatMul"(%q, %ks, %none) : (tensor<1x4x12x16xf32>, tensor<1x4x16x12xf32>, none) -> tensor<1x4x12x12xf32>
   return %s : tensor<1x4x12x12xf32>
 }
+
+// -----
+
+// INT8 attention whose scores compute in F16 casts K after its head split:
+// the per-tensor cast commutes with the Permute too, so it stays after the
+// split that remains and the scores read K transposed.
+// CHECK-LABEL: func.func @cast_heads
+// CHECK: %[[KT:.*]] = "tpu.Permute"(%{{.*}}) <{order = [0, 2, 1, 3]}> : (tensor<1x12x4x16x!quant.uniform<i8:f32, 1.250000e-01:3>>) -> tensor<1x4x12x16x!quant.uniform<i8:f32, 1.250000e-01:3>>
+// CHECK: %[[C:.*]] = "tpu.QuantCast"(%[[KT]]) : (tensor<1x4x12x16x!quant.uniform<i8:f32, 1.250000e-01:3>>) -> tensor<1x4x12x16xf16>
+// CHECK: "tpu.MatMul"(%{{.*}}, %[[C]], %{{.*}}) <{do_relu = false, right_transpose = true}>
+// CHECK-NOT: order = [0, 2, 3, 1]
+func.func @cast_heads(%arg0: tensor<1x4x12x16xf16>, %arg1: tensor<1x12x4x16x!quant.uniform<i8:f32, 0.125:3>>) -> tensor<1x4x12x12xf16> {
+  %q = "top.Input"(%arg0) : (tensor<1x4x12x16xf16>) -> tensor<1x4x12x16xf16>
+  %k = "top.Input"(%arg1) : (tensor<1x12x4x16x!quant.uniform<i8:f32, 0.125:3>>) -> tensor<1x12x4x16x!quant.uniform<i8:f32, 0.125:3>>
+  %none = "top.None"() : () -> none
+  %kt = "tpu.Permute"(%k) {order = [0, 2, 3, 1]} : (tensor<1x12x4x16x!quant.uniform<i8:f32, 0.125:3>>) -> tensor<1x4x16x12x!quant.uniform<i8:f32, 0.125:3>>
+  %kf = "tpu.QuantCast"(%kt) : (tensor<1x4x16x12x!quant.uniform<i8:f32, 0.125:3>>) -> tensor<1x4x16x12xf16>
+  %s = "tpu.MatMul"(%q, %kf, %none) : (tensor<1x4x12x16xf16>, tensor<1x4x16x12xf16>, none) -> tensor<1x4x12x12xf16>
+  return %s : tensor<1x4x12x12xf16>
+}

@@ -5,6 +5,8 @@
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Support/OpHelpers.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -13,14 +15,26 @@ using namespace mlir;
 namespace tpu {
 namespace {
 
-/// `loc` renamed with `suffix`: the op built there holds other data (a
-/// transposed layout) than the tensor that name had.
-Location renamed(Location loc, StringRef suffix) {
-  if (auto n = dyn_cast<NameLoc>(loc))
-    return NameLoc::get(
-        StringAttr::get(loc.getContext(), n.getName().str() + suffix.str()),
-        n.getChildLoc());
-  return loc;
+/// An op between the transposing Permute and the matmul that commutes with
+/// the Permute: a scale by one number (scaled dot-product attention scales
+/// K^T) or a per-tensor QuantCast (INT8 attention whose scores compute in a
+/// float island casts K after its head split). It moves after the Permute
+/// that remains, where it computes in the layout the matmul reads (in a
+/// layer group, an op before a head split would hold its result in a
+/// layout the split cannot take).
+bool commutesWithPermute(Operation *op) {
+  if (!op || !op->hasOneUse())
+    return false;
+  if (auto mul = dyn_cast<MulOp>(op))
+    return tpuc::numElements(tpuc::getShape(mul.getRhs())) == 1 &&
+           tpuc::getShape(mul.getRhs()).size() <=
+               tpuc::getShape(mul.getLhs()).size();
+  if (auto cast = dyn_cast<QuantCastOp>(op))
+    return !isa<quant::UniformQuantizedPerAxisType>(
+               getElementTypeOrSelf(cast.getInput().getType())) &&
+           !isa<quant::UniformQuantizedPerAxisType>(
+               getElementTypeOrSelf(cast.getOutput().getType()));
+  return false;
 }
 
 struct FoldRightTranspose : OpRewritePattern<MatMulOp> {
@@ -30,21 +44,16 @@ struct FoldRightTranspose : OpRewritePattern<MatMulOp> {
                                 PatternRewriter &rewriter) const override {
     if (op.getRightTranspose())
       return failure();
-    // A scale by one number between them (scaled dot-product attention
-    // scales K^T) commutes with the Permute: it stays after the Permute
-    // that remains, where it computes in the layout the matmul reads (in a
-    // layer group, a scale before a head split would hold its result in a
-    // layout the split cannot take).
-    auto scale = op.getRight().getDefiningOp<MulOp>();
-    if (scale && (!scale->hasOneUse() ||
-                  tpuc::numElements(tpuc::getShape(scale.getRhs())) != 1 ||
-                  tpuc::getShape(scale.getRhs()).size() >
-                      tpuc::getShape(scale.getLhs()).size()))
-      scale = nullptr;
-    auto perm = (scale ? scale.getLhs() : op.getRight())
-                    .getDefiningOp<PermuteOp>();
+    // The commuting ops from the matmul back to the Permute.
+    SmallVector<Operation *, 2> between;
+    Value v = op.getRight();
+    while (commutesWithPermute(v.getDefiningOp())) {
+      between.push_back(v.getDefiningOp());
+      v = v.getDefiningOp()->getOperand(0);
+    }
+    auto perm = v.getDefiningOp<PermuteOp>();
     if (!perm || perm.getInput().getDefiningOp<top::WeightOp>() ||
-        (scale && !perm->hasOneUse()))
+        (!between.empty() && !perm->hasOneUse()))
       return failure();
     SmallVector<int64_t> order = tpuc::getI64s(perm.getOrder());
     const size_t r = order.size();
@@ -62,31 +71,37 @@ struct FoldRightTranspose : OpRewritePattern<MatMulOp> {
     if (order[r - 1] != int64_t(r - 1))
       return failure();
     rewriter.setInsertionPoint(op);
+    // The ops built here hold other data (a transposed layout) than the
+    // tensors their names had.
     if (!identity) {
       auto in = cast<RankedTensorType>(right.getType());
       SmallVector<int64_t> shape;
       for (int64_t d : order)
         shape.push_back(in.getDimSize(d));
-      right = PermuteOp::create(rewriter, renamed(perm.getLoc(), "_nk"),
+      right = PermuteOp::create(rewriter,
+                                tpuc::withNameSuffix(perm.getLoc(), "_nk"),
                                 RankedTensorType::get(shape,
                                                       in.getElementType()),
                                 right, rewriter.getI64ArrayAttr(order))
                   .getOutput();
     }
-    if (scale) {
-      auto in = cast<RankedTensorType>(right.getType());
-      auto ty = RankedTensorType::get(
-          in.getShape(), mlir::getElementTypeOrSelf(scale.getOutput().getType()));
-      right = MulOp::create(rewriter, renamed(scale.getLoc(), "_nk"), ty, right,
-                            scale.getRhs(), scale.getDoReluAttr())
-                  .getOutput();
+    for (Operation *o : llvm::reverse(between)) {
+      IRMapping map;
+      map.map(o->getOperand(0), right);
+      Operation *moved = rewriter.clone(*o, map);
+      moved->setLoc(tpuc::withNameSuffix(o->getLoc(), "_nk"));
+      moved->getResult(0).setType(RankedTensorType::get(
+          cast<RankedTensorType>(right.getType()).getShape(),
+          getElementTypeOrSelf(o->getResult(0).getType())));
+      right = moved->getResult(0);
     }
     rewriter.modifyOpInPlace(op, [&] {
       op.getRightMutable().assign(right);
       op.setRightTranspose(true);
     });
-    if (scale && scale->use_empty())
-      rewriter.eraseOp(scale);
+    for (Operation *o : between)
+      if (o->use_empty())
+        rewriter.eraseOp(o);
     if (perm->use_empty())
       rewriter.eraseOp(perm);
     return success();
