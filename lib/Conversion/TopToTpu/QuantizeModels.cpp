@@ -116,6 +116,7 @@ FailureOr<Int8Io> int8Io(QuantizeContext &ctx, Operation *op, Value input,
 /// Ops without an INT8 form (norms, softmax, reductions, division, ...).
 template <unsigned... Keep>
 struct FloatOnly {
+  static constexpr bool movesValues = false;
   static bool hasInt8(Operation *, QuantizeContext &) { return false; }
   static LogicalResult int8(Operation *, QuantizeContext &) {
     return failure();
@@ -131,6 +132,7 @@ struct FloatOnly {
 /// rather than casting twice.
 template <unsigned... Keep>
 struct Passthrough : FloatOnly<Keep...> {
+  static constexpr bool movesValues = true;
   static LogicalResult floatForm(Operation *op, QuantizeContext &ctx,
                                  LoweringMode mode) {
     Type in = getElementTypeOrSelf(op->getOperand(0).getType());
@@ -366,6 +368,7 @@ struct ActiveFamily : FloatOnly<> {
 
 /// The new ops exist only in typed modules; they keep their types.
 struct Typed {
+  static constexpr bool movesValues = false;
   static bool hasInt8(Operation *, QuantizeContext &) { return true; }
   static LogicalResult int8(Operation *, QuantizeContext &) { return success(); }
   static LogicalResult floatForm(Operation *, QuantizeContext &, LoweringMode) {
@@ -378,6 +381,7 @@ struct Model : QuantizeInterface::ExternalModel<Model<Op, Family>, Op> {
   bool hasInt8Form(Operation *op, QuantizeContext &ctx) const {
     return Family::hasInt8(op, ctx);
   }
+  bool movesOperandValues(Operation *) const { return Family::movesValues; }
   LogicalResult quantize(Operation *op, QuantizeContext &ctx,
                          LoweringMode mode) const {
     if (mode == LoweringMode::INT8)
