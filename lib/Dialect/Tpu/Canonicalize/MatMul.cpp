@@ -23,6 +23,21 @@ Location renamed(Location loc, StringRef suffix) {
   return loc;
 }
 
+/// The tensor operand of `op` when `op` computes each element from that
+/// element alone (a Mul by one number, a table lookup), so it commutes with
+/// a Permute of that operand; null otherwise.
+Value elementwiseInput(Operation *op) {
+  if (auto mul = dyn_cast<MulOp>(op)) {
+    auto lhs = tpuc::getShape(mul.getLhs()), rhs = tpuc::getShape(mul.getRhs());
+    if (tpuc::numElements(rhs) == 1 && rhs.size() <= lhs.size())
+      return mul.getLhs();
+    return {};
+  }
+  if (auto lut = dyn_cast<LutOp>(op))
+    return lut.getInput();
+  return {};
+}
+
 struct FoldRightTranspose : OpRewritePattern<MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -31,18 +46,15 @@ struct FoldRightTranspose : OpRewritePattern<MatMulOp> {
     if (op.getRightTranspose())
       return failure();
     // A scale by one number between them (scaled dot-product attention
-    // scales K^T) commutes with the Permute: it stays after the Permute
-    // that remains, where it computes in the layout the matmul reads (in a
-    // layer group, a scale before a head split would hold its result in a
-    // layout the split cannot take).
-    auto scale = op.getRight().getDefiningOp<MulOp>();
-    if (scale && (!scale->hasOneUse() ||
-                  tpuc::numElements(tpuc::getShape(scale.getRhs())) != 1 ||
-                  tpuc::getShape(scale.getRhs()).size() >
-                      tpuc::getShape(scale.getLhs()).size()))
+    // scales K^T; in INT8 the scale is a table lookup) commutes with the
+    // Permute: it stays after the Permute that remains, where it computes
+    // in the layout the matmul reads (in a layer group, a scale before a
+    // head split would hold its result in a layout the split cannot take).
+    Operation *scale = op.getRight().getDefiningOp();
+    Value scaled = scale && scale->hasOneUse() ? elementwiseInput(scale) : Value();
+    if (!scaled)
       scale = nullptr;
-    auto perm = (scale ? scale.getLhs() : op.getRight())
-                    .getDefiningOp<PermuteOp>();
+    auto perm = (scale ? scaled : op.getRight()).getDefiningOp<PermuteOp>();
     if (!perm || perm.getInput().getDefiningOp<top::WeightOp>() ||
         (scale && !perm->hasOneUse()))
       return failure();
@@ -75,11 +87,12 @@ struct FoldRightTranspose : OpRewritePattern<MatMulOp> {
     }
     if (scale) {
       auto in = cast<RankedTensorType>(right.getType());
-      auto ty = RankedTensorType::get(
-          in.getShape(), mlir::getElementTypeOrSelf(scale.getOutput().getType()));
-      right = MulOp::create(rewriter, renamed(scale.getLoc(), "_nk"), ty, right,
-                            scale.getRhs(), scale.getDoReluAttr())
-                  .getOutput();
+      Operation *moved = rewriter.clone(*scale);
+      moved->setOperand(0, right);
+      moved->getResult(0).setType(RankedTensorType::get(
+          in.getShape(), getElementTypeOrSelf(scale->getResult(0).getType())));
+      moved->setLoc(renamed(scale->getLoc(), "_nk"));
+      right = moved->getResult(0);
     }
     rewriter.modifyOpInPlace(op, [&] {
       op.getRightMutable().assign(right);

@@ -5,6 +5,12 @@
 // (dequantize, round to the island's float type, activate, round, quantize),
 // so the results are the same bits; one pass over INT8 data instead of three
 // over float. The Lut takes the last QuantCast's location.
+//
+// A quantizing cast of a reshape or permute of a float value moves before
+// it (casts commute with data movement): the movement then carries INT8
+// bytes, and an island with a layout change after its activation (a 1-D
+// conv's GELU before the reshape back from its 2-D form, or before
+// whisper's permute to tokens first) becomes a table too.
 #include "tpuc/Chip/Float16.h"
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
 #include "tpuc/Dialect/Tpu/IR/QuantParams.h"
@@ -82,11 +88,39 @@ struct Int8IslandToLut : OpRewritePattern<QuantCastOp> {
   }
 };
 
+struct QuantizeBeforeMovement : OpRewritePattern<QuantCastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantCastOp quantize,
+                                PatternRewriter &rewriter) const override {
+    Operation *move = quantize.getInput().getDefiningOp();
+    if (!move || !isa<ReshapeOp, PermuteOp>(move) || !move->hasOneUse() ||
+        !isInt8(quantize.getOutput().getType()))
+      return failure();
+    Value x = move->getOperand(0);
+    if (!isa<FloatType>(getElementTypeOrSelf(x.getType())))
+      return failure();
+    Type q = getElementTypeOrSelf(quantize.getOutput().getType());
+    rewriter.setInsertionPoint(move);
+    std::string name = x.getDefiningOp() ? getOpName(x.getDefiningOp())
+                                         : getOpName(quantize);
+    auto cast = QuantCastOp::create(
+        rewriter, NameLoc::get(rewriter.getStringAttr(name + "_i8")),
+        RankedTensorType::get(getShape(x), q), x);
+    rewriter.modifyOpInPlace(move, [&] {
+      move->setOperand(0, cast.getOutput());
+      move->getResult(0).setType(quantize.getOutput().getType());
+    });
+    rewriter.replaceOp(quantize, move->getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 void QuantCastOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<Int8IslandToLut>(context);
+  results.add<Int8IslandToLut, QuantizeBeforeMovement>(context);
 }
 
 } // namespace tpu
