@@ -55,3 +55,25 @@ func.func @island_then_permute(%x: tensor<1x8x4x!qi>) -> tensor<1x4x1x8x!qo> {
   return %4 : tensor<1x4x1x8x!qo>
 }
 }
+
+// -----
+!q = !quant.uniform<i8:f32, 0.05>
+// A network input's reshape (a view in DDR) is cast before it, so the cast
+// joins the group of the reshape's users; a reshape of a computed float
+// value keeps its cast after it.
+// CHECK-LABEL: func.func @input_view
+// CHECK: %[[X:.*]] = "top.Input"
+// CHECK-NEXT: %[[C:.*]] = "tpu.QuantCast"(%[[X]]) : (tensor<1x8x4xf32>) -> tensor<1x8x4x!quant.uniform<i8:f32, 5.000000e-02>>
+// CHECK-NEXT: "tpu.Reshape"(%[[C]])
+// CHECK: %[[A:.*]] = "tpu.Active"
+// CHECK-NEXT: %[[R:.*]] = "tpu.Reshape"(%[[A]]) : (tensor<1x8x4xf32>) -> tensor<1x8x1x4xf32>
+// CHECK-NEXT: "tpu.QuantCast"(%[[R]])
+func.func @input_view(%arg0: tensor<1x8x4xf32>) -> (tensor<1x8x1x4x!q>, tensor<1x8x1x4x!q>) {
+  %x = "top.Input"(%arg0) : (tensor<1x8x4xf32>) -> tensor<1x8x4xf32> loc("x")
+  %0 = "tpu.Reshape"(%x) : (tensor<1x8x4xf32>) -> tensor<1x8x1x4xf32> loc("x_2d")
+  %1 = "tpu.QuantCast"(%0) : (tensor<1x8x1x4xf32>) -> tensor<1x8x1x4x!q> loc("x_2d_i8")
+  %2 = "tpu.Active"(%x) <{mode = "abs"}> : (tensor<1x8x4xf32>) -> tensor<1x8x4xf32> loc("abs")
+  %3 = "tpu.Reshape"(%2) : (tensor<1x8x4xf32>) -> tensor<1x8x1x4xf32> loc("abs_2d")
+  %4 = "tpu.QuantCast"(%3) : (tensor<1x8x1x4xf32>) -> tensor<1x8x1x4x!q> loc("abs_2d_i8")
+  return %1, %4 : tensor<1x8x1x4x!q>, tensor<1x8x1x4x!q>
+}
