@@ -253,9 +253,13 @@ QuantizeContext::int8ResultType(Operation *op, double limit) {
       if (auto t = types.int8Type(context(), getOpName(user), limit))
         return t;
   // The row means of a two-step global average pool stay in its input's
-  // range, so they take its type.
-  if (!types.isTopName(name) && isa<tpu::AvgPoolOp>(op))
-    return int8TypeOf(op->getOperand(0));
+  // range, and a data movement a rewrite made (the 2-D view of a 1-D conv's
+  // input) holds its operand's values: both take the operand's type.
+  if (!types.isTopName(name)) {
+    auto iface = dyn_cast<QuantizeInterface>(op);
+    if (isa<tpu::AvgPoolOp>(op) || (iface && iface.movesOperandValues()))
+      return int8TypeOf(op->getOperand(0));
+  }
   return op->emitOpError() << "calibration table '"
                            << types.options().calibrationTable
                            << "' has no tensor '" << name << "'";

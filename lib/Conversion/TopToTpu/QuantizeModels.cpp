@@ -37,9 +37,10 @@ double absMaxScale(ArrayRef<float> data) {
   return m > 0 ? m / 127.0 : 1.0 / 127.0;
 }
 
-/// A per-tensor symmetric i8 weight of a float weight operand.
+/// A per-tensor symmetric i8 weight of a float weight operand, of `shape`
+/// (the same elements in the same order) when one is given.
 FailureOr<Value> int8Weight(QuantizeContext &ctx, Operation *op, Value w,
-                            StringRef suffix) {
+                            StringRef suffix, ArrayRef<int64_t> shape = {}) {
   auto weight = w.getDefiningOp<top::WeightOp>();
   auto data = weight.read();
   if (failed(data))
@@ -50,7 +51,8 @@ FailureOr<Value> int8Weight(QuantizeContext &ctx, Operation *op, Value w,
   auto type = quant::UniformQuantizedType::get(
       quant::QuantizationFlags::Signed, IntegerType::get(c, 8),
       Float32Type::get(c), scale, 0, -128, 127);
-  auto shape = getShape(w);
+  if (shape.empty())
+    shape = getShape(w);
   return ctx.newWeight(op, getOpName(op) + "_" + suffix.str(),
                        RankedTensorType::get(shape, type),
                        NpyArray::of<int8_t>("|i1", q, shape));
@@ -109,6 +111,34 @@ FailureOr<Int8Io> int8Io(QuantizeContext &ctx, Operation *op, Value input,
   return Int8Io{*in, *out, tpu::qparams((*in).getType()), tpu::qparams(*out)};
 }
 
+/// Replaces `op`, an INT8 function of one INT8 tensor, by a 256-entry
+/// tpu.Lut: `fn` evaluates it in float on the 256 dequantized inputs, its
+/// results quantized to the result type.
+LogicalResult replaceByLut(
+    QuantizeContext &ctx, Operation *op, const Int8Io &io,
+    function_ref<LogicalResult(const float *x, float *y)> fn) {
+  float x[256], y[256];
+  for (int v = -128; v < 128; ++v)
+    x[uint8_t(int8_t(v))] = tpu::dequantizeF32(v, io.qi);
+  if (failed(fn(x, y)))
+    return failure();
+  std::vector<int8_t> table(256);
+  for (int i = 0; i < 256; ++i)
+    table[i] = int8_t(tpu::quantizeF32(y[i], io.qo));
+  SmallVector<int64_t> shape{256};
+  Value t = ctx.newWeight(op, getOpName(op) + "_table",
+                          RankedTensorType::get(shape, ctx.b.getI8Type()),
+                          NpyArray::of<int8_t>("|i1", table, shape));
+  OpBuilder::InsertionGuard g(ctx.b);
+  ctx.b.setInsertionPoint(op);
+  auto lut = tpu::LutOp::create(
+      ctx.b, op->getLoc(),
+      RankedTensorType::get(getShape(op->getResult(0)), io.out), io.in, t);
+  op->getResult(0).replaceAllUsesWith(lut.getOutput());
+  op->erase();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Families
 //===----------------------------------------------------------------------===//
@@ -116,6 +146,7 @@ FailureOr<Int8Io> int8Io(QuantizeContext &ctx, Operation *op, Value input,
 /// Ops without an INT8 form (norms, softmax, reductions, division, ...).
 template <unsigned... Keep>
 struct FloatOnly {
+  static constexpr bool movesValues = false;
   static bool hasInt8(Operation *, QuantizeContext &) { return false; }
   static LogicalResult int8(Operation *, QuantizeContext &) {
     return failure();
@@ -131,6 +162,7 @@ struct FloatOnly {
 /// rather than casting twice.
 template <unsigned... Keep>
 struct Passthrough : FloatOnly<Keep...> {
+  static constexpr bool movesValues = true;
   static LogicalResult floatForm(Operation *op, QuantizeContext &ctx,
                                  LoweringMode mode) {
     Type in = getElementTypeOrSelf(op->getOperand(0).getType());
@@ -299,14 +331,26 @@ struct MatMulFamily : FloatOnly<> {
 struct BinaryFamily : FloatOnly<> {
   static bool hasInt8(Operation *, QuantizeContext &) { return true; }
   static LogicalResult int8(Operation *op, QuantizeContext &ctx) {
+    for (unsigned k = 0; k < 2; ++k)
+      if (auto c = scalarWeight(op->getOperand(k));
+          c && getShape(op->getOperand(1 - k)) == getShape(op->getResult(0)))
+        return scalarLut(ctx, op, k, *c);
     auto out = ctx.int8ResultType(op);
     if (failed(out))
       return failure();
+    auto outShape = getShape(op->getResult(0));
     for (OpOperand &use : op->getOpOperands()) {
       Value v = use.get();
+      // A constant of the result's elements (a position embedding [L, D]
+      // added to [1, L, D]) takes the result's shape: same-shape INT8
+      // operands join layer groups.
+      auto shape = numElements(getShape(v)) == numElements(outShape)
+                       ? outShape
+                       : getShape(v);
       auto q = isWeight(v) && !isInt8(v)
                    ? int8Weight(ctx, op, v,
-                                "operand" + std::to_string(use.getOperandNumber()))
+                                "operand" + std::to_string(use.getOperandNumber()),
+                                shape)
                    : ctx.int8Operand(v);
       if (failed(q))
         return failure();
@@ -314,6 +358,42 @@ struct BinaryFamily : FloatOnly<> {
     }
     QuantizeContext::setElementType(op, *out);
     return success();
+  }
+
+private:
+  /// The value of a one-element float weight (attention's scale of Q and K).
+  static std::optional<float> scalarWeight(Value v) {
+    auto w = v.getDefiningOp<top::WeightOp>();
+    if (!w || isInt8(v) || numElements(getShape(v)) != 1)
+      return std::nullopt;
+    auto data = w.read();
+    if (failed(data))
+      return std::nullopt;
+    return (**data)[0];
+  }
+  /// A binary op of a tensor and constant `c` (operand `k`) is a function
+  /// of the tensor's 256 INT8 values: one table lookup, which joins layer
+  /// groups, in place of two rescales, the op and a requant.
+  static LogicalResult scalarLut(QuantizeContext &ctx, Operation *op,
+                                 unsigned k, float c) {
+    auto io = int8Io(ctx, op, op->getOperand(1 - k));
+    if (failed(io))
+      return failure();
+    bool relu = false;
+    if (auto add = dyn_cast<tpu::AddOp>(op))
+      relu = add.getDoRelu();
+    else if (auto sub = dyn_cast<tpu::SubOp>(op))
+      relu = sub.getDoRelu();
+    else
+      relu = cast<tpu::MulOp>(op).getDoRelu();
+    return replaceByLut(ctx, op, *io, [&](const float *x, float *y) {
+      for (int i = 0; i < 256; ++i) {
+        float a = k ? x[i] : c, b = k ? c : x[i];
+        float r = isa<tpu::AddOp>(op) ? a + b : isa<tpu::SubOp>(op) ? a - b : a * b;
+        y[i] = relu ? std::max(r, 0.0f) : r;
+      }
+      return success();
+    });
   }
 };
 
@@ -341,31 +421,15 @@ struct ActiveFamily : FloatOnly<> {
     auto io = int8Io(ctx, op, act.getInput());
     if (failed(io))
       return failure();
-    float x[256], y[256];
-    for (int v = -128; v < 128; ++v)
-      x[uint8_t(int8_t(v))] = tpu::dequantizeF32(v, io->qi);
-    if (failed(act.evaluate(x, y, 256)))
-      return failure();
-    std::vector<int8_t> table(256);
-    for (int i = 0; i < 256; ++i)
-      table[i] = int8_t(tpu::quantizeF32(y[i], io->qo));
-    SmallVector<int64_t> shape{256};
-    Value t = ctx.newWeight(op, getOpName(op) + "_table",
-                            RankedTensorType::get(shape, ctx.b.getI8Type()),
-                            NpyArray::of<int8_t>("|i1", table, shape));
-    OpBuilder::InsertionGuard g(ctx.b);
-    ctx.b.setInsertionPoint(op);
-    auto lut = tpu::LutOp::create(
-        ctx.b, op->getLoc(),
-        RankedTensorType::get(getShape(act.getOutput()), io->out), io->in, t);
-    act.getOutput().replaceAllUsesWith(lut.getOutput());
-    op->erase();
-    return success();
+    return replaceByLut(ctx, op, *io, [&](const float *x, float *y) {
+      return act.evaluate(x, y, 256);
+    });
   }
 };
 
 /// The new ops exist only in typed modules; they keep their types.
 struct Typed {
+  static constexpr bool movesValues = false;
   static bool hasInt8(Operation *, QuantizeContext &) { return true; }
   static LogicalResult int8(Operation *, QuantizeContext &) { return success(); }
   static LogicalResult floatForm(Operation *, QuantizeContext &, LoweringMode) {
@@ -378,6 +442,7 @@ struct Model : QuantizeInterface::ExternalModel<Model<Op, Family>, Op> {
   bool hasInt8Form(Operation *op, QuantizeContext &ctx) const {
     return Family::hasInt8(op, ctx);
   }
+  bool movesOperandValues(Operation *) const { return Family::movesValues; }
   LogicalResult quantize(Operation *op, QuantizeContext &ctx,
                          LoweringMode mode) const {
     if (mode == LoweringMode::INT8)

@@ -106,3 +106,24 @@ func.func @cast_heads(%arg0: tensor<1x4x12x16xf16>, %arg1: tensor<1x12x4x16x!qua
   %s = "tpu.MatMul"(%q, %kf, %none) : (tensor<1x4x12x16xf16>, tensor<1x4x16x12xf16>, none) -> tensor<1x4x12x12xf16>
   return %s : tensor<1x4x12x12xf16>
 }
+
+// -----
+
+// In INT8 the scale is a table lookup, which commutes with the Permute as
+// the Mul does.
+!q = !quant.uniform<i8:f32, 0.05>
+!s = !quant.uniform<i8:f32, 0.02>
+!o = !quant.uniform<i8:f32, 0.1>
+// CHECK-LABEL: func.func @scaled_lut
+// CHECK-NOT: tpu.Permute
+// CHECK: %[[S:.*]] = "tpu.Lut"(%{{.*}}, %{{.*}}) : (tensor<1x2x17x16x!quant.uniform<i8:f32, 5.000000e-02>>, tensor<256xi8>) -> tensor<1x2x17x16x!quant.uniform<i8:f32, 2.000000e-02>>
+// CHECK: "tpu.MatMul"(%{{.*}}, %[[S]], %{{.*}}, %{{.*}}) <{do_relu = false, right_transpose = true}>
+func.func @scaled_lut(%q: tensor<1x2x17x16x!q>, %k: tensor<1x2x17x16x!q>) -> tensor<1x2x17x17x!o> {
+  %t = "top.Weight"() : () -> tensor<256xi8> loc("t")
+  %rq = "top.Weight"() : () -> tensor<1x2xi32> loc("rq")
+  %none = "top.None"() : () -> none
+  %kt = "tpu.Permute"(%k) {order = [0, 1, 3, 2]} : (tensor<1x2x17x16x!q>) -> tensor<1x2x16x17x!q>
+  %ks = "tpu.Lut"(%kt, %t) : (tensor<1x2x16x17x!q>, tensor<256xi8>) -> tensor<1x2x16x17x!s>
+  %s = "tpu.MatMul"(%q, %ks, %none, %rq) : (tensor<1x2x17x16x!q>, tensor<1x2x16x17x!s>, none, tensor<1x2xi32>) -> tensor<1x2x17x17x!o>
+  return %s : tensor<1x2x17x17x!o>
+}

@@ -85,7 +85,8 @@ public:
   /// an error naming the op when the table has no row for it.
   mlir::FailureOr<mlir::quant::UniformQuantizedType> int8TypeOf(mlir::Value v);
   /// The calibrated INT8 type of `op`'s result; for a helper op the lowering
-  /// made (not a Top tensor), the type of the tensor it is reshaped into.
+  /// made (not a Top tensor), the type of the tensor it is reshaped into,
+  /// or, when it only moves its operand's values, the operand's type.
   mlir::FailureOr<mlir::quant::UniformQuantizedType>
   int8ResultType(mlir::Operation *op, double limit = -1);
   /// `v` as INT8: itself when quantized, else cast to its calibrated type.

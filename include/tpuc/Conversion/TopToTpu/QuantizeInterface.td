@@ -18,6 +18,12 @@ def QuantizeInterface : OpInterface<"QuantizeInterface"> {
         INT8-mode op without one falls back to the float fallback mode).
       }], "bool", "hasInt8Form", (ins "::tpuc::QuantizeContext &":$ctx), "",
       [{ return false; }]>,
+    InterfaceMethod<[{
+        Whether the op only moves operand 0's values (reshape, permute,
+        slice, ...), so in INT8 its result has operand 0's type. A result
+        no calibration saw (a tensor a rewrite made, such as the 2-D view
+        of a 1-D conv's input) then takes the operand's calibrated type.
+      }], "bool", "movesOperandValues", (ins), "", [{ return false; }]>,
     InterfaceMethod<[{ Retypes the op to compute in `mode`. }],
       "::mlir::LogicalResult", "quantize",
       (ins "::tpuc::QuantizeContext &":$ctx, "::tpu::LoweringMode":$mode)>,

@@ -17,7 +17,7 @@ namespace {
 
 /// An op between the transposing Permute and the matmul that commutes with
 /// the Permute: a scale by one number (scaled dot-product attention scales
-/// K^T) or a per-tensor QuantCast (INT8 attention whose scores compute in a
+/// K^T; in INT8 a table lookup) or a per-tensor QuantCast (INT8 attention whose scores compute in a
 /// float island casts K after its head split). It moves after the Permute
 /// that remains, where it computes in the layout the matmul reads (in a
 /// layer group, an op before a head split would hold its result in a
@@ -29,6 +29,8 @@ bool commutesWithPermute(Operation *op) {
     return tpuc::numElements(tpuc::getShape(mul.getRhs())) == 1 &&
            tpuc::getShape(mul.getRhs()).size() <=
                tpuc::getShape(mul.getLhs()).size();
+  if (isa<LutOp>(op))
+    return true;
   if (auto cast = dyn_cast<QuantCastOp>(op))
     return !isa<quant::UniformQuantizedPerAxisType>(
                getElementTypeOrSelf(cast.getInput().getType())) &&

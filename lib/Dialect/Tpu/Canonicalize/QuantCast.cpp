@@ -5,6 +5,13 @@
 // (dequantize, round to the island's float type, activate, round, quantize),
 // so the results are the same bits; one pass over INT8 data instead of three
 // over float. The Lut takes the last QuantCast's location.
+//
+// An island with a layout change after its activation (a 1-D conv's GELU
+// before the reshape back from its 2-D form, or before whisper's permute to
+// tokens first) becomes a table too: the quantizing cast moves before the
+// reshapes and permutes (casts commute with data movement), which then
+// carry INT8 bytes. It moves before a reshape of a network input too (a
+// view in DDR): the cast then runs in the group of the reshape's users.
 #include "tpuc/Chip/Float16.h"
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
 #include "tpuc/Dialect/Tpu/IR/QuantParams.h"
@@ -82,11 +89,54 @@ struct Int8IslandToLut : OpRewritePattern<QuantCastOp> {
   }
 };
 
+/// Whether float `v` is an activation of a dequantized INT8 tensor, seen
+/// through reshapes and permutes used once.
+bool isIsland(Value v) {
+  Operation *def = v.getDefiningOp();
+  while (def && isa<ReshapeOp, PermuteOp>(def) && def->hasOneUse())
+    def = def->getOperand(0).getDefiningOp();
+  auto act = dyn_cast_or_null<ActiveOp>(def);
+  if (!act || !act->hasOneUse())
+    return false;
+  auto dequantize = act.getInput().getDefiningOp<QuantCastOp>();
+  return dequantize && isInt8(dequantize.getInput().getType());
+}
+
+struct QuantizeBeforeMovement : OpRewritePattern<QuantCastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantCastOp quantize,
+                                PatternRewriter &rewriter) const override {
+    Operation *move = quantize.getInput().getDefiningOp();
+    if (!move || !isa<ReshapeOp, PermuteOp>(move) || !move->hasOneUse() ||
+        !isInt8(quantize.getOutput().getType()))
+      return failure();
+    Value x = move->getOperand(0);
+    // Elsewhere the layout a layer group holds the float value in may suit
+    // the movement better, so the cast stays.
+    bool networkInput = isa<ReshapeOp>(move) && x.getDefiningOp<top::InputOp>();
+    if (!isa<FloatType>(getElementTypeOrSelf(x.getType())) ||
+        !(networkInput || isIsland(x)))
+      return failure();
+    Type q = getElementTypeOrSelf(quantize.getOutput().getType());
+    rewriter.setInsertionPoint(move);
+    // The cast keeps its name (unique; the same values in another shape).
+    auto cast = QuantCastOp::create(rewriter, quantize.getLoc(),
+                                    RankedTensorType::get(getShape(x), q), x);
+    rewriter.modifyOpInPlace(move, [&] {
+      move->setOperand(0, cast.getOutput());
+      move->getResult(0).setType(quantize.getOutput().getType());
+    });
+    rewriter.replaceOp(quantize, move->getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 void QuantCastOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<Int8IslandToLut>(context);
+  results.add<Int8IslandToLut, QuantizeBeforeMovement>(context);
 }
 
 } // namespace tpu
