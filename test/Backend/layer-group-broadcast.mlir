@@ -149,3 +149,29 @@ func.func @first_token(%arg0: tensor<1x17x32xf32>) -> (tensor<1x17x32xf32>, tens
   %o = "tpu.Active"(%f) {mode = "tanh"} : (tensor<1x32xf32>) -> tensor<1x32xf32> loc("o")
   return %y, %o : tensor<1x17x32xf32>, tensor<1x32xf32>
 }
+
+// -----
+
+// A classifier head on the first token: the single row times a weight
+// reads the weight as its tiled code lays it out, transposed ([10, 32],
+// the outputs on lanes), so it stays in the group with the slice.
+// CHECK-LABEL: func.func @first_token_head
+// CHECK: tpu.Group
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: "tpu.Slice"
+// CHECK-NEXT: "tpu.Reshape"
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: tpu.Yield
+// PLAN: remark: {{.*}}layer group plan: 4 ops
+// PLAN: weight 'h' [1, 10, 1, 32] f32
+func.func @first_token_head(%arg0: tensor<1x17x32xf32>) -> (tensor<1x17x32xf32>, tensor<1x10xf32>) {
+  %x = "top.Input"(%arg0) : (tensor<1x17x32xf32>) -> tensor<1x17x32xf32> loc("x")
+  %none = "top.None"() : () -> none
+  %w = "top.Weight"() : () -> tensor<32x32xf32> loc("w")
+  %h = "top.Weight"() : () -> tensor<32x10xf32> loc("h")
+  %y = "tpu.MatMul"(%x, %w, %none) : (tensor<1x17x32xf32>, tensor<32x32xf32>, none) -> tensor<1x17x32xf32> loc("y")
+  %t = "tpu.Slice"(%y) {offsets = [0, 0, 0], steps = [1, 1, 1]} : (tensor<1x17x32xf32>) -> tensor<1x1x32xf32> loc("t")
+  %f = "tpu.Reshape"(%t) : (tensor<1x1x32xf32>) -> tensor<1x32xf32> loc("f")
+  %o = "tpu.MatMul"(%f, %h, %none) : (tensor<1x32xf32>, tensor<32x10xf32>, none) -> tensor<1x10xf32> loc("o")
+  return %y, %o : tensor<1x17x32xf32>, tensor<1x10xf32>
+}

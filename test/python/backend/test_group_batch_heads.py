@@ -116,3 +116,26 @@ def test_first_token_slice_group(chip, tmp_path):
     yr = x_in.astype(np.float64) @ w
     np.testing.assert_allclose(r.outputs["y"], yr, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(r.outputs["o"], np.tanh(yr[:, 0, :]), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_first_token_head_group(chip, tmp_path):
+    """A classifier head (a single row times a weight, whose weight the
+    blob holds transposed) computes in the group of the token it reads."""
+    rng = np.random.default_rng(9)
+    net = Net()
+    x_in = rng.standard_normal((1, 17, D))
+    x = net.input("x", x_in)
+    none = net.none()
+    w = rng.standard_normal((D, D)) / np.sqrt(D)
+    h = rng.standard_normal((D, 10)) / np.sqrt(D)
+    bias = rng.standard_normal(10)
+    y = net.op("tpu.MatMul", [x, net.weight("w", w), none], (1, 17, D), "", "y")
+    t = net.op("tpu.Slice", [y], (1, 1, D), "offsets = [0, 0, 0], steps = [1, 1, 1]", "t")
+    f = net.op("tpu.Reshape", [t], (1, D), "", "f")
+    o = net.op("tpu.MatMul", [f, net.weight("h", h), net.weight("b", bias)], (1, 10), "", "o")
+    text, r, _ = run(net, [y, o], chip, tmp_path)
+    members = [line for g in layer_groups(text) for line in g]
+    assert sum('"tpu.MatMul"' in line for line in members) == 2, members
+    yr = x_in.astype(np.float64) @ w
+    np.testing.assert_allclose(r.outputs["o"], yr[:, 0, :] @ h + bias, rtol=1e-4, atol=1e-4)
