@@ -46,6 +46,31 @@ uint32_t LocalOperands::emit(const Instruction &inst) {
 
 static bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
 
+/// The layout of an operand `in` that broadcasts dim by dim against a
+/// result `out` held in its matrix view `view` ([batch, rows, 1, cols]):
+/// rows and cols each whole or 1, the batch whole or 1 (an attention mask
+/// built as a column of a row, [1, 1, L, 1] * [B, 1, 1, L]). The TIU
+/// broadcasts its unit dims, across lanes too. Nothing for other shapes.
+static std::optional<std::array<int64_t, 4>>
+matrixBroadcast(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+                const std::array<int64_t, 4> &view) {
+  const size_t r = out.size();
+  if (r < 2 || in.size() > r || view[2] != 1 ||
+      view[0] != numElements(out.drop_back(2)) || view[1] != out[r - 2] ||
+      view[3] != out[r - 1])
+    return std::nullopt;
+  SmallVector<int64_t> s(r - in.size(), 1);
+  s.append(in.begin(), in.end());
+  for (size_t d = 0; d < r; ++d)
+    if (s[d] != 1 && s[d] != out[d])
+      return std::nullopt;
+  int64_t batch = numElements(ArrayRef<int64_t>(s).drop_back(2));
+  if (batch != 1 && !llvm::equal(ArrayRef<int64_t>(s).drop_back(2),
+                                 out.drop_back(2)))
+    return std::nullopt;
+  return std::array<int64_t, 4>{batch, s[r - 2], 1, s[r - 1]};
+}
+
 bool canJoinLayerGroup(Operation *op) {
   if (!isa<tpu::TpuDialect>(op->getDialect()) || op->getNumResults() != 1)
     return false;
@@ -373,6 +398,8 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
                  (*follow)[0] == bb->outer * bb->inner)
           ls = {bb->heldOuter ? bb->outer : bb->inner, (*follow)[1], 1,
                 (*follow)[3]};
+        else if (auto m = matrixBroadcast(getShape(v), getShape(res), *follow))
+          ls.assign(m->begin(), m->end());
         else
           return failure();
       } else if (rows) {

@@ -95,12 +95,13 @@ constexpr int64_t kMaxLaneCopyElements = int64_t(1) << 20;
 /// elements or fewer: a slice), where result element f (row-major) is
 /// source element srcFlat(f): every element keeps
 /// its channel (so its lane), and its offset within the lane is affine in
-/// the result's (n, h, w): base + n sN + h sH + w sW (in elements).
+/// the result's (n, h, w): base + n sN + h sH + w sW (in elements). A slice
+/// may keep the first channels only (the first token of each sequence).
 /// Nothing when the elements change lanes or the offsets are not affine.
 std::optional<std::array<int64_t, 4>>
 laneCopy(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
          llvm::function_ref<int64_t(int64_t)> srcFlat) {
-  if (in.size() != 4 || out.size() != 4 || in[1] != out[1] ||
+  if (in.size() != 4 || out.size() != 4 || in[1] < out[1] ||
       numElements(in) < numElements(out) ||
       numElements(out) > kMaxLaneCopyElements)
     return std::nullopt;
@@ -109,7 +110,7 @@ laneCopy(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
   // (channel, offset within the channel's block) of source element f.
   auto src = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
     int64_t f = srcFlat(((n * C + c) * H + h) * W + w);
-    int64_t ci = f / iHW % C, ni = f / (iHW * C), r = f % iHW;
+    int64_t ci = f / iHW % in[1], ni = f / (iHW * in[1]), r = f % iHW;
     return std::make_pair(ci, ni * iHW + r);
   };
   int64_t base = src(0, 0, 0, 0).second;

@@ -120,10 +120,12 @@ struct MatMulModel
          o = getShape(op.getOutput());
     // One instruction sums all of K, so an F16/BF16 result rounds once,
     // as the tiled code's single K tile does.
+    // A single row times a weight reads the weight transposed, as its
+    // tiled code lays it out ([N, K], N on lanes), in float only.
+    const bool floatOut = isFloat(chipDType(op.getOutput().getType()));
     if (a.size() < 2 || b.size() < 2 || a.size() != o.size() ||
-        isRowTimesWeight(op) ||
-        (!isFloat(chipDType(op.getOutput().getType())) &&
-         !localQuantized(operation)))
+        (isRowTimesWeight(op) && !floatOut) ||
+        (!floatOut && !localQuantized(operation)))
       return false;
     // The left operand's batches are the result's; the right one has the
     // same batches or none (shared by all).
@@ -151,6 +153,10 @@ struct MatMulModel
       return {1, 1, 1, getShape(op->getResult(0)).back()};
     if (index == 3) // the requant's (multiplier, shift)
       return {1, 1, 1, 2};
+    if (index == 1 && isRowTimesWeight(cast<tpu::MatMulOp>(op))) {
+      auto b = getShape(op->getOperand(1));
+      return {1, b[1], 1, b[0]};
+    }
     return matrixView(getShape(op->getOperand(index)));
   }
   SmallVector<int64_t, 4> localResultShape(Operation *op) const {
@@ -167,7 +173,7 @@ struct MatMulModel
     auto op = cast<tpu::MatMulOp>(operation);
     auto b = getShape(op.getRight());
     if (index != 1 || b.size() != 2 || !op.getRight().hasOneUse() ||
-        !op.getRight().getDefiningOp<top::WeightOp>())
+        !op.getRight().getDefiningOp<top::WeightOp>() || isRowTimesWeight(op))
       return 1;
     for (int64_t parts = std::min<int64_t>(8, b[1] / 128); parts > 1; --parts)
       if (b[1] % parts == 0)
@@ -214,7 +220,7 @@ struct MatMulModel
     } else {
       t.emit(makeMatMul(out, t.operands[0].lmem, right.lmem, bias,
                         /*accumulate=*/false, op.getDoRelu(),
-                        op.getRightTranspose()));
+                        op.getRightTranspose() || isRowTimesWeight(op)));
     }
     if (!quant)
       return success();

@@ -70,3 +70,72 @@ def test_batch_heads_group(chip, mask_batched, tmp_path):
     assert sum('"tpu.Slice"' in line for line in members) == 3, members
     assert any('"tpu.Add"' in line for line in members), members
     np.testing.assert_allclose(r.outputs["o"], ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_outer_product_mask_group(chip, tmp_path):
+    """A mask built as a column times a row of each sequence (both operands
+    broadcast) computes in the group of the scores it is added to."""
+    rng = np.random.default_rng(7)
+    net = Net()
+    s_in = rng.standard_normal((B, HEADS, T, T))
+    col_in = rng.standard_normal((1, 1, T, 1))
+    row_in = np.where(rng.random((B, 1, 1, T)) < 0.3, 0.0, 1.0)
+    x = net.input("x", s_in)
+    col = net.input("col", col_in)
+    row = net.input("row", row_in)
+    none = net.none()
+    w = rng.standard_normal((B, HEADS, T, T)) / np.sqrt(T)
+    s = net.op("tpu.MatMul", [x, net.weight("w", w), none], (B, HEADS, T, T), "", "s")
+    m = net.op("tpu.Mul", [col, row], (B, 1, T, T), "", "m")
+    a = net.op("tpu.Add", [s, m], (B, HEADS, T, T), "", "a")
+    text, r, _ = run(net, [a], chip, tmp_path)
+    members = [line for g in layer_groups(text) for line in g]
+    assert any('"tpu.Mul"' in line for line in members), members
+    ref = s_in.astype(np.float64) @ w + col_in * row_in
+    np.testing.assert_allclose(r.outputs["a"], ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_first_token_slice_group(chip, tmp_path):
+    """The first token of each sequence, sliced from a result the group
+    computes, is a copy within lanes (lane 0 of the rows)."""
+    rng = np.random.default_rng(8)
+    net = Net()
+    x_in = rng.standard_normal((1, 17, D))
+    x = net.input("x", x_in)
+    none = net.none()
+    w = rng.standard_normal((D, D)) / np.sqrt(D)
+    y = net.op("tpu.MatMul", [x, net.weight("w", w), none], (1, 17, D), "", "y")
+    t = net.op("tpu.Slice", [y], (1, 1, D), "offsets = [0, 0, 0], steps = [1, 1, 1]", "t")
+    f = net.op("tpu.Reshape", [t], (1, D), "", "f")
+    o = net.op("tpu.Active", [f], (1, D), 'mode = "tanh"', "o")
+    text, r, _ = run(net, [y, o], chip, tmp_path)
+    members = [line for g in layer_groups(text) for line in g]
+    assert any('"tpu.Slice"' in line for line in members), members
+    yr = x_in.astype(np.float64) @ w
+    np.testing.assert_allclose(r.outputs["y"], yr, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(r.outputs["o"], np.tanh(yr[:, 0, :]), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_first_token_head_group(chip, tmp_path):
+    """A classifier head (a single row times a weight, whose weight the
+    blob holds transposed) computes in the group of the token it reads."""
+    rng = np.random.default_rng(9)
+    net = Net()
+    x_in = rng.standard_normal((1, 17, D))
+    x = net.input("x", x_in)
+    none = net.none()
+    w = rng.standard_normal((D, D)) / np.sqrt(D)
+    h = rng.standard_normal((D, 10)) / np.sqrt(D)
+    bias = rng.standard_normal(10)
+    y = net.op("tpu.MatMul", [x, net.weight("w", w), none], (1, 17, D), "", "y")
+    t = net.op("tpu.Slice", [y], (1, 1, D), "offsets = [0, 0, 0], steps = [1, 1, 1]", "t")
+    f = net.op("tpu.Reshape", [t], (1, D), "", "f")
+    o = net.op("tpu.MatMul", [f, net.weight("h", h), net.weight("b", bias)], (1, 10), "", "o")
+    text, r, _ = run(net, [y, o], chip, tmp_path)
+    members = [line for g in layer_groups(text) for line in g]
+    assert sum('"tpu.MatMul"' in line for line in members) == 2, members
+    yr = x_in.astype(np.float64) @ w
+    np.testing.assert_allclose(r.outputs["o"], yr[:, 0, :] @ h + bias, rtol=1e-4, atol=1e-4)
