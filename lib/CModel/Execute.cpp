@@ -638,7 +638,10 @@ TPUC_KERNEL void finishRows(const Instruction &inst, const MemView &m, uint64_t 
 
 /// F32 convolution as GEMMs that read the filter where it lives (the output
 /// channels of a row of lanes are rows one lane apart) and write the result
-/// planes where they go; accumulation is GEMM's beta.
+/// planes where they go; accumulation is GEMM's beta. One GEMM per output
+/// row: the host BLAS picks its kernels (and so each sum's rounding) by the
+/// GEMM's size, and an output's value must not depend on how many rows the
+/// instruction computes (the compiler's row tiles and bands).
 void convFloat(const Instruction &inst, const MemView &m, const Result &out, const ConvShape &s) {
   const Operand &d = inst.dst, &a = inst.src[0], &b = inst.src[1];
   const bool acc = inst.flags & kFlagAccumulate;
@@ -655,7 +658,9 @@ void convFloat(const Instruction &inst, const MemView &m, const Result &out, con
         if (acc && out.dense)
           for (uint64_t r = 0; r < rows; ++r)
             loadPlane(m, d, n, oc + r, C + r * uint64_t(pc / 4));
-        gemm(rows, P, K, A, uint64_t(pa / 4), col, P, C, uint64_t(pc / 4), acc ? 1.f : 0.f);
+        for (uint64_t oh = 0; oh < s.OH; ++oh)
+          gemm(rows, s.OW, K, A, uint64_t(pa / 4), col + oh * s.OW, P, C + oh * s.OW,
+               uint64_t(pc / 4), acc ? 1.f : 0.f);
         finishRows(inst, m, n, oc, rows, P, C, uint64_t(pc / 4));
         oc += rows;
       }
@@ -826,7 +831,11 @@ TPUC_KERNEL Status conv(const Instruction &inst, const MemView &m, const Result 
         }
       } else {
         im2col(m, a, s, n, g, col);
-        gemmAs(s.OCG, P, K, Ag, col, res, exact ? maxProd : 1);
+        if constexpr (std::is_same<T, float>::value)
+          for (uint64_t oh = 0; oh < s.OH; ++oh) // see convFloat
+            gemm(s.OCG, s.OW, K, Ag, K, col + oh * s.OW, P, res + oh * s.OW, P, 0.f);
+        else
+          gemmAs(s.OCG, P, K, Ag, col, res, exact ? maxProd : 1);
       }
       if constexpr (std::is_same<T, int64_t>::value)
         if (q[PadValue] != 0) // validated: integer inputs only

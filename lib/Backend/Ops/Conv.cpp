@@ -16,6 +16,12 @@
 // channels or spatial tiles outermost) is the one moving fewer bytes; a
 // buffer is only reloaded when its tile changes.
 //
+// The first step, which the TIU waits for from a cold start, loads its
+// input tile in pieces of rows and runs its conv in bands of output rows,
+// each waiting only for the pieces its windows read, when the conv is
+// estimated compute-bound (a DDR-bound conv gains nothing from an early
+// TIU start and pays each piece's request).
+//
 // When even one output channel's filter does not fit, the input channels are
 // split into slices (innermost loop) whose partial sums accumulate in the
 // output tile (conv accumulate flag): bias with the first slice, relu and
@@ -37,6 +43,10 @@ using namespace tpuc::chip;
 namespace tpuc {
 namespace backend {
 namespace {
+
+/// The first step's conv runs in at most this many bands of output rows
+/// (see emitConv).
+constexpr int64_t kFirstStepBands = 8;
 
 LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
                        TileEpilogue *tileEp);
@@ -300,6 +310,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     unsigned wSlots = 2, inSlots = 2;
     bool ocOuter = true;
     double cost = 0;
+    bool tiuBound = false; // the TIU is estimated busier than the DDR
   } best;
   SmallVector<int64_t> cands = ocTileCandidates(OC, L);
   const double bw = tg.ddr_bytes_per_cycle;
@@ -409,6 +420,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
                 bw +
             dmaOverhead;
         q.cost = std::max(dma, tiu) + std::min(dma, tiu) / steps + firstLoad;
+        q.tiuBound = tiu >= dma;
         if (!best.ocT || q.cost < best.cost)
           best = q;
       }
@@ -515,6 +527,39 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     rows = 1, padT = 0, padB = end - start - 1;
     return false;
   };
+  // The TIU waits for the whole first step's input tile unless its conv
+  // runs in bands of output rows, each reading the input rows loaded so
+  // far: the first band starts once its rows are in.
+  struct Band {
+    int64_t oh0, ohN;          // output rows of the tile
+    int64_t inLo, inRows;      // input rows read (in the image)
+    int64_t padT, padB;
+    uint32_t gdma = 0;         // the load completing its rows
+  };
+  SmallVector<Band, 8> bands;
+  if (!split && best.tiuBound) {
+    const Sp &sp = sps[steps[0].p];
+    int64_t r0, rows, padT, padB;
+    // A band's pieces pay a request each: bands only as long as each
+    // band's rows take twice a request's DDR latency to arrive.
+    const bool any = inRows(sp, r0, rows, padT, padB);
+    const double transfer =
+        double(sp.nT * tiles[steps[0].o].ic * rows * W * ies) / bw;
+    const int64_t nb = std::min<int64_t>(
+        {sp.ohT, kFirstStepBands, int64_t(transfer / (2 * dmaOverhead))});
+    if (nb > 1 && any) {
+      for (int64_t k = 0; k < nb; ++k) {
+        int64_t a = sp.ohT * k / nb, b = sp.ohT * (k + 1) / nb;
+        Sp part{sp.n0, sp.nT, sp.oh0 + a, b - a};
+        Band bd{a, b - a, 0, 0, 0, 0};
+        if (!inRows(part, bd.inLo, bd.inRows, bd.padT, bd.padB)) {
+          bands.clear();
+          break;
+        }
+        bands.push_back(bd);
+      }
+    }
+  }
   auto loadStep = [&](size_t i) {
     const Step &st = steps[i];
     const OcTile &t = tiles[st.o];
@@ -540,14 +585,43 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     auto [x, newX] = pipe.acquire(kIn, inKey);
     if (newX) {
       int64_t r0, rows, padT, padB;
-      if (!inRows(sp, r0, rows, padT, padB))
-        ctx.fillLocal(*x, lmemTensor(x->addr, sp.nT, ic, rows, W, types.in),
-                      double(padValue));
-      else
-        ctx.load(*x, lmemTensor(x->addr, sp.nT, ic, rows, W, types.in),
+      auto tileIn = [&](int64_t a, int64_t n) {
+        Operand o = lmemTensor(x->addr, sp.nT, ic, rows, W, types.in);
+        o.addr += uint64_t(a * W * ies);
+        o.shape[2] = uint32_t(n);
+        return o;
+      };
+      if (!inRows(sp, r0, rows, padT, padB)) {
+        ctx.fillLocal(*x, tileIn(0, rows), double(padValue));
+      } else if (i == 0 && !bands.empty()) {
+        // In pieces cut where a band's rows start or end, so each band
+        // reads whole pieces and waits for the last of them only.
+        SmallVector<int64_t, 16> cuts{0, rows};
+        for (const Band &bd : bands)
+          cuts.append({bd.inLo - r0, bd.inLo - r0 + bd.inRows});
+        llvm::sort(cuts);
+        cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+        SmallVector<uint32_t, 16> ids;
+        for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+          int64_t a = cuts[k], n = cuts[k + 1] - a;
+          LBuf part = *x;
+          ctx.load(part, tileIn(a, n),
+                   ddrOperand(in->addr +
+                                  ((sp.n0 * IC + ic0) * H + r0 + a) * W * ies,
+                              {sp.nT, ic, n, W}, {IC * H * W, H * W, W, 1},
+                              types.in));
+          x->gdma = part.gdma;
+          ids.push_back(part.gdma);
+        }
+        for (Band &bd : bands)
+          bd.gdma = ids[llvm::find(cuts, bd.inLo - r0 + bd.inRows) -
+                        cuts.begin() - 1];
+      } else {
+        ctx.load(*x, tileIn(0, rows),
                  ddrOperand(in->addr + ((sp.n0 * IC + ic0) * H + r0) * W * ies,
                             {sp.nT, ic, rows, W}, {IC * H * W, H * W, W, 1},
                             types.in));
+      }
     }
     // The output tile stays put while its slices accumulate.
     auto [o, unused] = pipe.acquire(kOut, st.o * int64_t(sps.size()) + st.p);
@@ -594,10 +668,25 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     Operand biasL;
     if (hasBias && first)
       biasL = lmemTensor(b->addr, 1, t.oc, 1, 1, types.bias);
-    ctx.tiu(makeConv(outL, lmemTensor(x->addr, sp.nT, ic, rows, W, types.in),
-                     lmemTensor(w->addr, wic, t.oc, KH, KW, types.weight),
-                     biasL, cp),
-            {w, b, x, o});
+    const Operand inL = lmemTensor(x->addr, sp.nT, ic, rows, W, types.in),
+                  wL = lmemTensor(w->addr, wic, t.oc, KH, KW, types.weight);
+    if (i == 0 && !bands.empty()) {
+      for (const Band &bd : bands) {
+        chip::ConvParams bp = cp;
+        bp.pad_top = int(bd.padT), bp.pad_bottom = int(bd.padB);
+        Operand bo = outL, bi = inL;
+        bo.addr += uint64_t(bd.oh0 * OW) * dtypeSize(acc);
+        bo.shape[2] = uint32_t(bd.ohN);
+        bi.addr += uint64_t((bd.inLo - r0) * W * ies);
+        bi.shape[2] = uint32_t(bd.inRows);
+        LBuf xb = *x;
+        xb.gdma = bd.gdma;
+        ctx.tiu(makeConv(bo, bi, wL, biasL, bp), {w, b, &xb, o});
+        x->tiu = xb.tiu;
+      }
+    } else {
+      ctx.tiu(makeConv(outL, inL, wL, biasL, cp), {w, b, x, o});
+    }
     if (!last)
       continue;
     // The INT8 relu limit is in the result's type already (the lowering's).

@@ -1,6 +1,7 @@
 """The cmodel's GEMM-based kernels: integer matmuls and convolutions stay
 exact past the K slices in which they are summed in float (worst-case
-operands), and float results do not depend on TPUC_CMODEL_THREADS (unset: every core)."""
+operands), and float results do not depend on TPUC_CMODEL_THREADS (unset: every core)
+nor on how many output rows one instruction computes."""
 import numpy as np
 import pytest
 
@@ -90,3 +91,33 @@ def test_float_conv_independent_of_threads(edge, rng, monkeypatch, groups):
     assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[1], runs[2])
     ref = np.maximum(conv_ref(x, w, b, (1, 1), (1, 1), (1, 1, 1, 1), groups), 0)
     np.testing.assert_allclose(runs[0], ref, rtol=1e-4, atol=1e-4)
+
+
+def band(op, row0, rows):
+    """The rows [row0, row0 + rows) of an LMEM tensor (same strides)."""
+    return rt.Operand(op.space, op.addr + row0 * op.stride[2] * rt._rt.dtype_size(op.dtype),
+                   list(op.shape[:2]) + [rows, op.shape[3]], list(op.stride), op.dtype,
+                   op.start_lane)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_float_conv_same_bits_in_bands_of_rows(edge, rng, dtype):
+    """A float conv with a long reduction (K = 16 * 8 * 8) and few output
+    elements, run whole and as one instruction per output row (each reading
+    its window's input rows, as the compiler's bands and row tiles do),
+    gives the same bits: the host BLAS must not sum some rows differently
+    because the instruction is smaller."""
+    x = rng.standard_normal((1, 16, 10, 10)).astype(dtype)
+    w = rng.standard_normal((16, 64, 8, 8)).astype(dtype)
+    p = Prog(edge)
+    xl, wl = p.load(x), p.load(w)
+    whole = p.lmem([1, 64, 3, 3], rt.DType.F32)
+    rows = p.lmem([1, 64, 3, 3], rt.DType.F32)
+    p.tiu(rt.make_conv(whole, xl, wl))
+    for r in range(3):
+        p.tiu(rt.make_conv(band(rows, r, 1), band(xl, r, 8), wl))
+    a, b = p.store(whole), p.store(rows)
+    p.run()
+    assert np.array_equal(p.read(a), p.read(b))
+    ref = conv_ref(x, w, np.zeros((1, 64, 1, 1)), (1, 1), (1, 1), (0, 0, 0, 0), 1)
+    np.testing.assert_allclose(p.read(a), ref, rtol=1e-4, atol=1e-3)
