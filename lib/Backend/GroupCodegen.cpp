@@ -422,8 +422,9 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     byValue[res] = r;
     plan.results.push_back(r);
     SmallVector<int, 2> temps;
-    for (unsigned i = 0; i < cg.localTemps(); ++i) {
-      Type tt = cg.localTempType(i);
+    const unsigned nTemps = cg.localTemps() + (cg.localLaneParts(target.lanes) > 1);
+    for (unsigned i = 0; i < nTemps; ++i) {
+      Type tt = i < cg.localTemps() ? cg.localTempType(i) : Type();
       temps.push_back(add(GroupPlan::Kind::Temp, Value(), plan.buffers[r].shape,
                           tt ? chipDType(tt) : t, k));
     }

@@ -70,8 +70,41 @@ std::optional<std::pair<float, float>> channelSum(tpu::ConvOp op,
   return std::make_pair(w->front(), bias);
 }
 
+/// A dense F32 conv whose output channels fill at most half of the lanes
+/// leaves the others idle, while the TIU charges a pass over all of them.
+/// In a group it computes on `k` times as many lanes instead: one grouped
+/// conv puts on lane range j the partial sums over the j-th k-th of the
+/// input channels (its filter rows moved onto those lanes), and a 1x1 conv
+/// by a 0/1 filter adds the k partial sums of each output channel (a conv
+/// reads across the lanes). Worth it when the conv's work per output dwarfs
+/// that of the sum; a single image (no slices of the batch, so the filter
+/// is laid out once) and a filter of its own, which the layout overwrites.
+static int64_t laneSplit(tpu::ConvOp op, int64_t lanes) {
+  auto f = getShape(op.getFilter()); // [OC, IC, KH, KW]
+  auto out = getShape(op.getOutput());
+  if (f.size() != 4 || out.size() != 4 || out[0] != 1 || op.getGroup() != 1 ||
+      isQuantizedOp(op) || !op.getFilter().hasOneUse() ||
+      chipDType(op.getOutput().getType()) != DType::F32 || out[2] * out[3] < 64)
+    return 1;
+  const int64_t oc = f[0], ic = f[1], kk = f[2] * f[3];
+  if (oc < 2) // a channel sum may be a reduce across the lanes (channelSum)
+    return 1;
+  int64_t k = std::min<int64_t>(lanes / std::max<int64_t>(oc, 1), 4);
+  while (k > 1 && ic % k != 0)
+    --k;
+  // Saved MACs per output, (1 - 1/k) IC KH KW, against the sum's k OC
+  // (twice over: the sum's filter also fits in the rows moved away).
+  if (k < 2 || ic * kk * (k - 1) < 2 * k * k * oc)
+    return 1;
+  return k;
+}
+
 struct ConvModel
     : public CodegenInterface::ExternalModel<ConvModel, tpu::ConvOp> {
+  unsigned localLaneParts(Operation *op, unsigned lanes) const {
+    return unsigned(laneSplit(cast<tpu::ConvOp>(op), lanes));
+  }
+
   LogicalResult layoutWeight(Operation *op, unsigned index,
                              std::vector<int64_t> &data) const {
     if (index != 1)
@@ -187,6 +220,61 @@ struct ConvModel
                       getShape(op.getFilter())[2], s[0], d[0], pads[0]);
   }
 
+  /// The conv of `t` on k lane ranges (laneSplit). Once, before the first
+  /// rows: the filter's rows of input-channel part j move to lanes
+  /// [j OC, (j+1) OC) of its own buffer (each lane has room: it holds all
+  /// IC rows there), and the sum's [k OC, OC, 1, 1] filter (1 where input
+  /// channel % OC is the output channel) is filled in over the rows moved
+  /// away. Then one grouped conv writes the k partial sums into the scratch
+  /// tensor and the 1x1 sum conv adds them with the bias and relu.
+  static void emitLaneSplit(tpu::ConvOp op, CodegenContext &ctx,
+                            LocalOperands &t, chip::ConvParams cp, int64_t k) {
+    const Operand &out = t.result.lmem;
+    LocalTensor &fl = t.operands[1];
+    const uint32_t oc = out.shape[1], icPart = fl.lmem.shape[0] / uint32_t(k);
+    const uint64_t es = dtypeSize(fl.lmem.dtype);
+    const uint64_t rowBytes = uint64_t(fl.lmem.stride[0]) * es;
+    Operand ones = lmemTensor(fl.lmem.addr + icPart * rowBytes, uint32_t(k) * oc,
+                              oc, 1, 1, fl.lmem.dtype);
+    if (!t.rows || t.rows->first == 0) {
+      for (int64_t j = 1; j < k; ++j) {
+        Operand from = fl.lmem, to = fl.lmem;
+        from.shape[0] = to.shape[0] = icPart;
+        from.addr += uint64_t(j) * icPart * rowBytes;
+        to.shape[1] = oc;
+        to.start_lane = uint16_t(uint32_t(j) * oc);
+        ctx.moveLocal(*fl.buf, to, *fl.buf, from);
+      }
+      // Zeros, then the ones of each lane o; a TIU pass over the zeros
+      // orders the two fills, which would otherwise be in flight together.
+      ctx.fillLocal(*fl.buf, ones, 0.0);
+      LBuf *b = fl.buf;
+      ctx.tiu(makeBinaryScalar(BinaryOp::Max, ones, ones, 0.0), {b});
+      for (uint32_t o = 0; o < oc; ++o) {
+        Operand one = ones;
+        one.addr += o * es;
+        one.shape[0] = uint32_t(k);
+        one.shape[1] = 1;
+        one.stride[0] = int32_t(oc);
+        one.start_lane = uint16_t(o);
+        ctx.fillLocal(*fl.buf, one, 1.0);
+      }
+    }
+    Operand filter = fl.lmem;
+    filter.shape[0] = icPart;
+    filter.shape[1] = oc * uint32_t(k);
+    Operand sums = t.temps.back().lmem;
+    sums.shape[1] = oc * uint32_t(k);
+    const bool relu = cp.relu;
+    cp.groups = int(k);
+    cp.relu = false;
+    t.emit(makeConv(sums, t.operands[0].lmem, filter, Operand(), cp));
+    chip::ConvParams one;
+    one.relu = relu;
+    t.emit(makeConv(out, sums, ones,
+                    t.operands[2].buf ? t.operands[2].lmem : Operand(), one));
+  }
+
   LogicalResult codegenLocal(Operation *operation, CodegenContext &ctx,
                              LocalOperands &t) const {
     auto op = cast<tpu::ConvOp>(operation);
@@ -226,7 +314,10 @@ struct ConvModel
       emitRequant([&](const Instruction &i) { return t.emit(i); }, out, acc, rq);
       return success();
     }
-    if (auto sum = channelSum(op, ctx)) {
+    const int64_t k = laneSplit(op, ctx.target().lanes);
+    if (k > 1) {
+      emitLaneSplit(op, ctx, t, cp, k);
+    } else if (auto sum = channelSum(op, ctx)) {
       auto [w, b] = *sum;
       t.emit(makeReduce(chip::ReduceMode::Sum, out, t.operands[0].lmem, 1));
       if (w != 1.f)
