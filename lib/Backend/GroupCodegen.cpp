@@ -882,6 +882,8 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
       Operand to = lmem(i, g, rows, rows), from = ddr(i, *addr, g, rows);
       if (!isRuns(k, j)) {
         ctx.load(b, to, from);
+        if (pb[i].kind == GroupPlan::Kind::Weight)
+          cast<CodegenInterface>(ops[k]).codegenLocalWeightLayout(ctx, unsigned(j), b, to);
         return success();
       }
       for (auto [c, n] : split[k]) {
@@ -1202,6 +1204,9 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           }
           if (parts <= 1) {
             ctx.load(bufs[i], to, from);
+            if (pb[i].kind == GroupPlan::Kind::Weight)
+              cast<CodegenInterface>(ops[k]).codegenLocalWeightLayout(
+                  ctx, unsigned(j), bufs[i], to);
             continue;
           }
           // Part p is columns [p nc, (p + 1) nc) of the DDR tensor, held

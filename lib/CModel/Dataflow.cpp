@@ -14,7 +14,9 @@
 //     channel per lane and the writer's lanes lie within the reader's, so
 //     the writer's channel c is the reader's channel c + (writer's start
 //     lane - reader's) (a grouped conv's filter whose parts the GDMA moved
-//     onto their lanes). A read shifted against its writer (their lanes
+//     onto their lanes). A TIU instruction may also compute on some of
+//     a tensor's lanes in place (source and destination on the same lanes,
+//     within the writer's). A read shifted against its writer (their lanes
 //     overlapping without nesting), a read of part of the lanes its writer
 //     wrote from another start lane, or one wrapping around the lanes is a
 //     misplaced channel and rejected;
@@ -107,7 +109,15 @@ Status checkDataflow(const std::vector<Instruction> &tiu,
         const Operand &wo = *wr.op;
         bool assembled = onePass(r) && onePass(wo) && wo.start_lane > r.start_lane &&
                          wo.start_lane + wo.shape[1] <= r.start_lane + r.shape[1];
-        if (wo.start_lane != r.start_lane && !assembled) {
+        // A TIU instruction computing on some of the lanes in place: its
+        // destination on the source's lanes, within those written.
+        bool inLanes = onePass(r) && onePass(wo) && &r != &inst.dst &&
+                       inst.dst.space == Space::LMEM &&
+                       inst.dst.start_lane == r.start_lane &&
+                       inst.dst.shape[1] == r.shape[1] && engineOf(inst.op) == Engine::TIU &&
+                       wo.start_lane < r.start_lane &&
+                       r.start_lane + r.shape[1] <= wo.start_lane + wo.shape[1];
+        if (wo.start_lane != r.start_lane && !assembled && !inLanes) {
           st = Status::error("lane placement: " + who() + " reads from start lane " +
                              std::to_string(r.start_lane) + " data " + by() +
                              " wrote from start lane " + std::to_string(wr.op->start_lane) + at());

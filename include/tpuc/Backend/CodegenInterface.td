@@ -155,6 +155,16 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
            "const ::tpuc::chip::Operand &":$dst, "uint64_t":$src), "",
       [{ return ::mlir::failure(); }]>,
     InterfaceMethod<[{
+        Called once after the group loads weight operand `index` into `buf`
+        (held as `lmem`): GDMA work laying it out for codegenLocal, queued
+        right behind the load rather than behind the group's later loads
+        (a conv spreading over idle lanes moves its filter parts there).
+      }], "void", "codegenLocalWeightLayout",
+      (ins "::tpuc::backend::CodegenContext &":$ctx, "unsigned":$index,
+           "::tpuc::backend::LBuf &":$buf,
+           "const ::tpuc::chip::Operand &":$lmem), "",
+      [{ return; }]>,
+    InterfaceMethod<[{
         Whether the op's own tiled code can apply `epilogue` (the ops after
         it, each reading the previous one's result as its first operand) to
         each of its output tiles in LMEM before the store, so that only the

@@ -92,9 +92,10 @@ static int64_t laneSplit(tpu::ConvOp op, int64_t lanes) {
   int64_t k = std::min<int64_t>(lanes / std::max<int64_t>(oc, 1), 4);
   while (k > 1 && ic % k != 0)
     --k;
-  // Saved MACs per output, (1 - 1/k) IC KH KW, against the sum's k OC
-  // (twice over: the sum's filter also fits in the rows moved away).
-  if (k < 2 || ic * kk * (k - 1) < 2 * k * k * oc)
+  // Saved MACs per output, (1 - 1/k) IC KH KW, against 8 times the sum's
+  // k OC (the moves and the scratch tensor cost the GDMA and local memory
+  // besides; the sum's filter fits in the rows moved away).
+  if (k < 2 || ic * kk * (k - 1) < 8 * k * k * oc)
     return 1;
   return k;
 }
@@ -220,48 +221,62 @@ struct ConvModel
                       getShape(op.getFilter())[2], s[0], d[0], pads[0]);
   }
 
-  /// The conv of `t` on k lane ranges (laneSplit). Once, before the first
-  /// rows: the filter's rows of input-channel part j move to lanes
-  /// [j OC, (j+1) OC) of its own buffer (each lane has room: it holds all
-  /// IC rows there), and the sum's [k OC, OC, 1, 1] filter (1 where input
-  /// channel % OC is the output channel) is filled in over the rows moved
-  /// away. Then one grouped conv writes the k partial sums into the scratch
-  /// tensor and the 1x1 sum conv adds them with the bias and relu.
-  static void emitLaneSplit(tpu::ConvOp op, CodegenContext &ctx,
-                            LocalOperands &t, chip::ConvParams cp, int64_t k) {
+  /// The sum's [k OC, OC, 1, 1] filter of a conv on k lane ranges
+  /// (laneSplit): in the filter buffer over the rows moved away, 1 where
+  /// the input channel % OC is the output channel.
+  static Operand sumFilter(const Operand &filter, int64_t k) {
+    const uint32_t oc = filter.shape[1], icPart = filter.shape[0] / uint32_t(k);
+    const uint64_t rowBytes = uint64_t(filter.stride[0]) * dtypeSize(filter.dtype);
+    return lmemTensor(filter.addr + icPart * rowBytes, uint32_t(k) * oc, oc, 1, 1,
+                      filter.dtype);
+  }
+
+  /// Right behind the filter's load: the rows of input-channel part j
+  /// move to lanes [j OC, (j+1) OC) of the filter's own buffer (each lane
+  /// has room: it holds all IC rows there), and the sum's filter is
+  /// zeroed (codegenLocal adds its ones).
+  void codegenLocalWeightLayout(Operation *op, CodegenContext &ctx, unsigned index,
+                                LBuf &buf, const Operand &filter) const {
+    const int64_t k = laneSplit(cast<tpu::ConvOp>(op), ctx.target().lanes);
+    if (index != 1 || k < 2)
+      return;
+    const uint32_t oc = filter.shape[1], icPart = filter.shape[0] / uint32_t(k);
+    const uint64_t rowBytes = uint64_t(filter.stride[0]) * dtypeSize(filter.dtype);
+    for (int64_t j = 1; j < k; ++j) {
+      Operand from = filter, to = filter;
+      from.shape[0] = to.shape[0] = icPart;
+      from.addr += uint64_t(j) * icPart * rowBytes;
+      to.start_lane = uint16_t(uint32_t(j) * oc);
+      ctx.moveLocal(buf, to, buf, from);
+    }
+    ctx.fillLocal(buf, sumFilter(filter, k), 0.0);
+  }
+
+  /// The conv of `t` on k lane ranges (laneSplit), its filter laid out by
+  /// codegenLocalWeightLayout. Before the first rows the TIU adds the sum
+  /// filter's ones, lane by lane in place (no GDMA waits for them). One grouped conv writes
+  /// the k partial sums into the scratch tensor and the 1x1 sum conv (a
+  /// conv reads across the lanes) adds them with the bias and relu.
+  static void emitLaneSplit(CodegenContext &ctx, LocalOperands &t,
+                            chip::ConvParams cp, int64_t k) {
     const Operand &out = t.result.lmem;
     LocalTensor &fl = t.operands[1];
-    const uint32_t oc = out.shape[1], icPart = fl.lmem.shape[0] / uint32_t(k);
-    const uint64_t es = dtypeSize(fl.lmem.dtype);
-    const uint64_t rowBytes = uint64_t(fl.lmem.stride[0]) * es;
-    Operand ones = lmemTensor(fl.lmem.addr + icPart * rowBytes, uint32_t(k) * oc,
-                              oc, 1, 1, fl.lmem.dtype);
+    const uint32_t oc = out.shape[1];
+    Operand ones = sumFilter(fl.lmem, k);
     if (!t.rows || t.rows->first == 0) {
-      for (int64_t j = 1; j < k; ++j) {
-        Operand from = fl.lmem, to = fl.lmem;
-        from.shape[0] = to.shape[0] = icPart;
-        from.addr += uint64_t(j) * icPart * rowBytes;
-        to.shape[1] = oc;
-        to.start_lane = uint16_t(uint32_t(j) * oc);
-        ctx.moveLocal(*fl.buf, to, *fl.buf, from);
-      }
-      // Zeros, then the ones of each lane o; a TIU pass over the zeros
-      // orders the two fills, which would otherwise be in flight together.
-      ctx.fillLocal(*fl.buf, ones, 0.0);
       LBuf *b = fl.buf;
-      ctx.tiu(makeBinaryScalar(BinaryOp::Max, ones, ones, 0.0), {b});
       for (uint32_t o = 0; o < oc; ++o) {
         Operand one = ones;
-        one.addr += o * es;
+        one.addr += o * dtypeSize(ones.dtype);
         one.shape[0] = uint32_t(k);
         one.shape[1] = 1;
         one.stride[0] = int32_t(oc);
         one.start_lane = uint16_t(o);
-        ctx.fillLocal(*fl.buf, one, 1.0);
+        ctx.tiu(makeBinaryScalar(BinaryOp::Add, one, one, 1.0), {b});
       }
     }
     Operand filter = fl.lmem;
-    filter.shape[0] = icPart;
+    filter.shape[0] /= uint32_t(k);
     filter.shape[1] = oc * uint32_t(k);
     Operand sums = t.temps.back().lmem;
     sums.shape[1] = oc * uint32_t(k);
@@ -316,7 +331,7 @@ struct ConvModel
     }
     const int64_t k = laneSplit(op, ctx.target().lanes);
     if (k > 1) {
-      emitLaneSplit(op, ctx, t, cp, k);
+      emitLaneSplit(ctx, t, cp, k);
     } else if (auto sum = channelSum(op, ctx)) {
       auto [w, b] = *sum;
       t.emit(makeReduce(chip::ReduceMode::Sum, out, t.operands[0].lmem, 1));

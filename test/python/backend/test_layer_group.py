@@ -517,10 +517,8 @@ def test_channel_mean_conv_group(chip, hw, tmp_path):
     names = [rec["name"] for rec in r.stats.raw.records]
     slices = max(group_slices(text))
     assert names.count("reduce.sum") == slices
-    # c0 and `other` stay convs (c0 two of them where it spreads over the
-    # idle lanes: a grouped conv and the sum of its partial sums).
-    c0_convs = 2 if LANES[chip] >= 2 * c else 1
-    assert names.count("conv") == (c0_convs + 1) * slices
+    # c0 and `other` stay convs.
+    assert names.count("conv") == 2 * slices
 
 
 @pytest.mark.parametrize("chip", CHIPS)
@@ -534,7 +532,7 @@ def test_narrow_conv_spreads_over_idle_lanes(chip, parts, hw, tmp_path):
     1x1 conv adding them with the bias and relu. Equal to the interpreter's
     conv, in much less TIU time than one pass over all input channels."""
     lanes = LANES[chip]
-    oc, ic = lanes // parts, 3 * lanes // 2
+    oc, ic = lanes // parts, 4 * lanes
     rng = np.random.default_rng(8)
     net = Net()
     shape = (1, ic, hw, hw)
