@@ -248,6 +248,23 @@ def test_a_misplaced_read_is_rejected(reads, lane):
         rt.serialize_bmodel(_lane_program([_lmem(16)], reads))
 
 
+def test_a_tiu_instruction_in_place_on_some_lanes_is_accepted():
+    # A relu in place on lanes 4..11 of x, then x stored whole from lane 0.
+    t = rt.load_target("tpu_edge")
+    F, shape = rt.DType.F32, [1, 16, 4, 4]
+    sb = rt.StreamBuilder()
+    g = sb.gdma(rt.make_dma_move(_lmem(16), rt.ddr_tensor(0, shape, F)))
+    relu = sb.tiu(rt.make_active(rt.ActOp.RELU, _lmem(8, 4), _lmem(8, 4)), g)
+    sb.gdma(rt.make_dma_move(rt.ddr_tensor(4096, shape, F), _lmem(16)), relu)
+    m = rt.Model(rt.serialize_bmodel(rt.build_bmodel(
+        t, sb.tiu_stream, sb.gdma_stream, [rt.TensorInfo("x", F, shape, ddr_addr=0)],
+        [rt.TensorInfo("y", F, shape, ddr_addr=4096)])))
+    x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(1, 16, 4, 4)
+    want = x.copy()
+    want[:, 4:12] = np.maximum(x[:, 4:12], 0)
+    np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], want)
+
+
 def test_a_read_of_local_memory_nothing_wrote_is_rejected():
     t = rt.load_target("tpu_edge")
     F, shape = rt.DType.F32, [1, 16, 4, 4]
