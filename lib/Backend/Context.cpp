@@ -410,6 +410,17 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
   return id;
 }
 
+uint32_t CodegenContext::moveLocal(LBuf &dst, const Operand &to, LBuf &src,
+                                   const Operand &from) {
+  if (overlapsDeferred(dst.addr, dst.addr + dst.bytes))
+    flushStores();
+  uint32_t id = builder_.gdma(makeDmaMove(to, from), std::max(dst.tiu, src.tiu));
+  dst.gdma = src.gdma = id;
+  touch(dst);
+  touch(src);
+  return id;
+}
+
 uint32_t CodegenContext::gatherLocal(LBuf &dst, const Operand &to,
                                      const Operand &table,
                                      const Operand &index, int axis) {

@@ -449,8 +449,9 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     byValue[res] = r;
     plan.results.push_back(r);
     SmallVector<int, 2> temps;
-    for (unsigned i = 0; i < cg.localTemps(); ++i) {
-      Type tt = cg.localTempType(i);
+    const unsigned nTemps = cg.localTemps() + (cg.localLaneParts(target.lanes) > 1);
+    for (unsigned i = 0; i < nTemps; ++i) {
+      Type tt = i < cg.localTemps() ? cg.localTempType(i) : Type();
       temps.push_back(add(GroupPlan::Kind::Temp, Value(), plan.buffers[r].shape,
                           tt ? chipDType(tt) : t, k));
     }
@@ -908,6 +909,8 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
       Operand to = lmem(i, g, rows, rows), from = ddr(i, *addr, g, rows);
       if (!isRuns(k, j)) {
         ctx.load(b, to, from);
+        if (pb[i].kind == GroupPlan::Kind::Weight)
+          cast<CodegenInterface>(ops[k]).codegenLocalWeightLayout(ctx, unsigned(j), b, to);
         return success();
       }
       for (auto [c, n] : split[k]) {
@@ -1228,6 +1231,9 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           }
           if (parts <= 1) {
             ctx.load(bufs[i], to, from);
+            if (pb[i].kind == GroupPlan::Kind::Weight)
+              cast<CodegenInterface>(ops[k]).codegenLocalWeightLayout(
+                  ctx, unsigned(j), bufs[i], to);
             continue;
           }
           // Part p is columns [p nc, (p + 1) nc) of the DDR tensor, held

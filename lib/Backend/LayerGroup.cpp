@@ -76,13 +76,23 @@ double tiuCycles(Operation *op, const Target &t, bool inGroup = false) {
   if (inGroup)
     local = cg.localResultShape();
   int64_t c = local.size() == 4 ? local[1] : shape.size() == 4 ? shape[1] : t.lanes;
+  // A conv spreading its work over idle lanes: `parts` times the lanes,
+  // plus the passes adding its partial sums.
+  const int64_t parts = inGroup ? cg.localLaneParts(t.lanes) : 1;
+  double sums = 0;
+  if (parts > 1) {
+    // The 1x1 conv adding the partial sums: parts MACs per output.
+    sums = double(parts) * double(numElements(shape)) / double(c) /
+               double(t.euFor(DType::F32)) + t.tiu_issue_cycles;
+    c *= parts;
+  }
   double lanes = double(c) / double((c + t.lanes - 1) / t.lanes);
   DType dt = chipDType(op->getOperand(0).getType());
   if (!isFloat(dt) && dt != DType::INT8)
     dt = chipDType(res.getType());
   // Quantized ops add a requant (or rescale) pass over the result.
   double extra = isFloat(chipDType(res.getType())) ? 0 : 2 * numElements(shape);
-  return (double(work) + extra) / lanes / double(t.euFor(dt)) + t.tiu_issue_cycles;
+  return (double(work) + extra) / lanes / double(t.euFor(dt)) + t.tiu_issue_cycles + sums;
 }
 
 /// Share of the shorter of compute and DDR traffic an op's own pipeline

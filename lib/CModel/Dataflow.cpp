@@ -8,9 +8,18 @@
 // put it there. Each local-memory read is then checked against the writes
 // it sees:
 //   * defined: every byte was written earlier in the program;
-//   * placement: the reader's start lane is its writer's, so channel c is
-//     read from the lane its writer put channel c in (a channel slice
-//     starting in another lane is moved by the GDMA, not reinterpreted);
+//   * placement: the read is lane-consistent with the write: the reader's
+//     start lane is its writer's, or the reader assembles its channels
+//     from parts each written on its own lanes: both hold at most one
+//     channel per lane and the writer's lanes lie within the reader's, so
+//     the writer's channel c is the reader's channel c + (writer's start
+//     lane - reader's) (a grouped conv's filter whose parts the GDMA moved
+//     onto their lanes). A TIU instruction may also compute on some of
+//     a tensor's lanes in place (source and destination on the same lanes,
+//     within the writer's). A read shifted against its writer (their lanes
+//     overlapping without nesting), a read of part of the lanes its writer
+//     wrote from another start lane, or one wrapping around the lanes is a
+//     misplaced channel and rejected;
 //   * view: the reader's byte range contains the writer's or lies inside
 //     it, so a read never sees the edge of a write that strayed from its
 //     buffer (a shifted or reversed view) nor the stale tail behind it;
@@ -93,7 +102,22 @@ Status checkDataflow(const std::vector<Instruction> &tiu,
         }
         const Write &wr = writes[w];
         auto by = [&] { return describeInstruction(*wr.inst, wr.index) + " dst"; };
-        if (wr.op->start_lane != r.start_lane) {
+        // Lanes [lo, hi) of an operand holding one channel per lane.
+        auto onePass = [&](const Operand &o) {
+          return uint64_t(o.start_lane) + o.shape[1] <= t.lanes;
+        };
+        const Operand &wo = *wr.op;
+        bool assembled = onePass(r) && onePass(wo) && wo.start_lane > r.start_lane &&
+                         wo.start_lane + wo.shape[1] <= r.start_lane + r.shape[1];
+        // A TIU instruction computing on some of the lanes in place: its
+        // destination on the source's lanes, within those written.
+        bool inLanes = onePass(r) && onePass(wo) && &r != &inst.dst &&
+                       inst.dst.space == Space::LMEM &&
+                       inst.dst.start_lane == r.start_lane &&
+                       inst.dst.shape[1] == r.shape[1] && engineOf(inst.op) == Engine::TIU &&
+                       wo.start_lane < r.start_lane &&
+                       r.start_lane + r.shape[1] <= wo.start_lane + wo.shape[1];
+        if (wo.start_lane != r.start_lane && !assembled && !inLanes) {
           st = Status::error("lane placement: " + who() + " reads from start lane " +
                              std::to_string(r.start_lane) + " data " + by() +
                              " wrote from start lane " + std::to_string(wr.op->start_lane) + at());

@@ -139,6 +139,10 @@ public:
 
   /// GDMA from any operand into LMEM buffer `dst`.
   uint32_t load(LBuf &dst, const chip::Operand &to, const chip::Operand &from);
+  /// GDMA move from LMEM buffer `src` into LMEM buffer `dst` (it may move
+  /// channels to other lanes), after the TIU instructions touching either.
+  uint32_t moveLocal(LBuf &dst, const chip::Operand &to, LBuf &src,
+                     const chip::Operand &from);
   /// GDMA gather of rows of the DDR `table` picked by the DDR `index`
   /// into the view `to` of LMEM buffer `dst` (dma_gather along `axis`).
   uint32_t gatherLocal(LBuf &dst, const chip::Operand &to,

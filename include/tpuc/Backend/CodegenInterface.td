@@ -88,6 +88,15 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         Scratch tensors of the result's shape that codegenLocal needs.
       }], "unsigned", "localTemps", (ins), "", [{ return 0; }]>,
     InterfaceMethod<[{
+        On a chip of `lanes` lanes: over how many times the lanes of its
+        result's channels codegenLocal spreads its work (a conv to few
+        channels computing partial sums over parts of its input channels on
+        the idle lanes), 1 for none. Above 1, the op has one more scratch
+        tensor of the result's shape beyond localTemps, and adds that many
+        elementwise passes over the result (the moved partial sums' adds).
+      }], "unsigned", "localLaneParts", (ins "unsigned":$lanes), "",
+      [{ return 1; }]>,
+    InterfaceMethod<[{
         In a group of whole tensors: how many equal parts of its columns
         (W, a multiple of it) weight operand `index` is loaded in, each by
         its own GDMA instruction into its own dense block, so codegenLocal
@@ -145,6 +154,16 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
            "::tpuc::backend::LBuf &":$buf,
            "const ::tpuc::chip::Operand &":$dst, "uint64_t":$src), "",
       [{ return ::mlir::failure(); }]>,
+    InterfaceMethod<[{
+        Called once after the group loads weight operand `index` into `buf`
+        (held as `lmem`): GDMA work laying it out for codegenLocal, queued
+        right behind the load rather than behind the group's later loads
+        (a conv spreading over idle lanes moves its filter parts there).
+      }], "void", "codegenLocalWeightLayout",
+      (ins "::tpuc::backend::CodegenContext &":$ctx, "unsigned":$index,
+           "::tpuc::backend::LBuf &":$buf,
+           "const ::tpuc::chip::Operand &":$lmem), "",
+      [{ return; }]>,
     InterfaceMethod<[{
         Whether the op's own tiled code can apply `epilogue` (the ops after
         it, each reading the previous one's result as its first operand) to

@@ -80,8 +80,42 @@ std::optional<std::pair<float, float>> channelSum(tpu::ConvOp op,
   return std::make_pair(w->front(), bias);
 }
 
+/// A dense F32 conv whose output channels fill at most half of the lanes
+/// leaves the others idle, while the TIU charges a pass over all of them.
+/// In a group it computes on `k` times as many lanes instead: one grouped
+/// conv puts on lane range j the partial sums over the j-th k-th of the
+/// input channels (its filter rows moved onto those lanes), and a 1x1 conv
+/// by a 0/1 filter adds the k partial sums of each output channel (a conv
+/// reads across the lanes). Worth it when the conv's work per output dwarfs
+/// that of the sum; a single image (no slices of the batch, so the filter
+/// is laid out once) and a filter of its own, which the layout overwrites.
+static int64_t laneSplit(tpu::ConvOp op, int64_t lanes) {
+  auto f = getShape(op.getFilter()); // [OC, IC, KH, KW]
+  auto out = getShape(op.getOutput());
+  if (f.size() != 4 || out.size() != 4 || out[0] != 1 || op.getGroup() != 1 ||
+      isQuantizedOp(op) || !op.getFilter().hasOneUse() ||
+      chipDType(op.getOutput().getType()) != DType::F32 || out[2] * out[3] < 64)
+    return 1;
+  const int64_t oc = f[0], ic = f[1], kk = f[2] * f[3];
+  if (oc < 2) // a channel sum may be a reduce across the lanes (channelSum)
+    return 1;
+  int64_t k = std::min<int64_t>(lanes / std::max<int64_t>(oc, 1), 4);
+  while (k > 1 && ic % k != 0)
+    --k;
+  // Saved MACs per output, (1 - 1/k) IC KH KW, against 8 times the sum's
+  // k OC (the moves and the scratch tensor cost the GDMA and local memory
+  // besides; the sum's filter fits in the rows moved away).
+  if (k < 2 || ic * kk * (k - 1) < 8 * k * k * oc)
+    return 1;
+  return k;
+}
+
 struct ConvModel
     : public CodegenInterface::ExternalModel<ConvModel, tpu::ConvOp> {
+  unsigned localLaneParts(Operation *op, unsigned lanes) const {
+    return unsigned(laneSplit(cast<tpu::ConvOp>(op), lanes));
+  }
+
   LogicalResult layoutWeight(Operation *op, unsigned index,
                              std::vector<int64_t> &data) const {
     if (index != 1)
@@ -197,6 +231,75 @@ struct ConvModel
                       getShape(op.getFilter())[2], s[0], d[0], pads[0]);
   }
 
+  /// The sum's [k OC, OC, 1, 1] filter of a conv on k lane ranges
+  /// (laneSplit): in the filter buffer over the rows moved away, 1 where
+  /// the input channel % OC is the output channel.
+  static Operand sumFilter(const Operand &filter, int64_t k) {
+    const uint32_t oc = filter.shape[1], icPart = filter.shape[0] / uint32_t(k);
+    const uint64_t rowBytes = uint64_t(filter.stride[0]) * dtypeSize(filter.dtype);
+    return lmemTensor(filter.addr + icPart * rowBytes, uint32_t(k) * oc, oc, 1, 1,
+                      filter.dtype);
+  }
+
+  /// Right behind the filter's load: the rows of input-channel part j
+  /// move to lanes [j OC, (j+1) OC) of the filter's own buffer (each lane
+  /// has room: it holds all IC rows there), and the sum's filter is
+  /// zeroed (codegenLocal adds its ones).
+  void codegenLocalWeightLayout(Operation *op, CodegenContext &ctx, unsigned index,
+                                LBuf &buf, const Operand &filter) const {
+    const int64_t k = laneSplit(cast<tpu::ConvOp>(op), ctx.target().lanes);
+    if (index != 1 || k < 2)
+      return;
+    const uint32_t oc = filter.shape[1], icPart = filter.shape[0] / uint32_t(k);
+    const uint64_t rowBytes = uint64_t(filter.stride[0]) * dtypeSize(filter.dtype);
+    for (int64_t j = 1; j < k; ++j) {
+      Operand from = filter, to = filter;
+      from.shape[0] = to.shape[0] = icPart;
+      from.addr += uint64_t(j) * icPart * rowBytes;
+      to.start_lane = uint16_t(uint32_t(j) * oc);
+      ctx.moveLocal(buf, to, buf, from);
+    }
+    ctx.fillLocal(buf, sumFilter(filter, k), 0.0);
+  }
+
+  /// The conv of `t` on k lane ranges (laneSplit), its filter laid out by
+  /// codegenLocalWeightLayout. Before the first rows the TIU adds the sum
+  /// filter's ones, lane by lane in place (no GDMA waits for them). One grouped conv writes
+  /// the k partial sums into the scratch tensor and the 1x1 sum conv (a
+  /// conv reads across the lanes) adds them with the bias and relu.
+  static void emitLaneSplit(CodegenContext &ctx, LocalOperands &t,
+                            chip::ConvParams cp, int64_t k) {
+    const Operand &out = t.result.lmem;
+    LocalTensor &fl = t.operands[1];
+    const uint32_t oc = out.shape[1];
+    Operand ones = sumFilter(fl.lmem, k);
+    if (!t.rows || t.rows->first == 0) {
+      LBuf *b = fl.buf;
+      for (uint32_t o = 0; o < oc; ++o) {
+        Operand one = ones;
+        one.addr += o * dtypeSize(ones.dtype);
+        one.shape[0] = uint32_t(k);
+        one.shape[1] = 1;
+        one.stride[0] = int32_t(oc);
+        one.start_lane = uint16_t(o);
+        ctx.tiu(makeBinaryScalar(BinaryOp::Add, one, one, 1.0), {b});
+      }
+    }
+    Operand filter = fl.lmem;
+    filter.shape[0] /= uint32_t(k);
+    filter.shape[1] = oc * uint32_t(k);
+    Operand sums = t.temps.back().lmem;
+    sums.shape[1] = oc * uint32_t(k);
+    const bool relu = cp.relu;
+    cp.groups = int(k);
+    cp.relu = false;
+    t.emit(makeConv(sums, t.operands[0].lmem, filter, Operand(), cp));
+    chip::ConvParams one;
+    one.relu = relu;
+    t.emit(makeConv(out, sums, ones,
+                    t.operands[2].buf ? t.operands[2].lmem : Operand(), one));
+  }
+
   LogicalResult codegenLocal(Operation *operation, CodegenContext &ctx,
                              LocalOperands &t) const {
     auto op = cast<tpu::ConvOp>(operation);
@@ -236,7 +339,10 @@ struct ConvModel
       emitRequant([&](const Instruction &i) { return t.emit(i); }, out, acc, rq);
       return success();
     }
-    if (auto sum = channelSum(op, ctx)) {
+    const int64_t k = laneSplit(op, ctx.target().lanes);
+    if (k > 1) {
+      emitLaneSplit(ctx, t, cp, k);
+    } else if (auto sum = channelSum(op, ctx)) {
       auto [w, b] = *sum;
       t.emit(makeReduce(chip::ReduceMode::Sum, out, t.operands[0].lmem, 1));
       if (w != 1.f)

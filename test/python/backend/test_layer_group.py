@@ -519,3 +519,36 @@ def test_channel_mean_conv_group(chip, hw, tmp_path):
     assert names.count("reduce.sum") == slices
     # c0 and `other` stay convs.
     assert names.count("conv") == 2 * slices
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("parts", [2, 4])
+@pytest.mark.parametrize("hw", [16, 96])
+def test_narrow_conv_spreads_over_idle_lanes(chip, parts, hw, tmp_path):
+    """A 3x3 F32 conv to a fraction 1/parts of the lanes' channels (DenseNet's
+    growth convs on tpu_pro) in a group, whole or sliced along H, computes
+    on all the lanes: a grouped conv of partial sums over parts of the
+    input channels (its filter rows moved to the idle lanes once), then a
+    1x1 conv adding them with the bias and relu. Equal to the interpreter's
+    conv, in much less TIU time than one pass over all input channels."""
+    lanes = LANES[chip]
+    oc, ic = lanes // parts, 4 * lanes
+    rng = np.random.default_rng(8)
+    net = Net()
+    shape = (1, ic, hw, hw)
+    x = net.input("x", rng.standard_normal(shape))
+    a = net.op("tpu.Active", [x], shape, 'mode = "abs"', "a")
+    y, s = conv(net, a, shape, oc, (3, 3), pads=(1, 1, 1, 1), relu=True, limit=6.0,
+                rng=rng, name="c")
+    text, r, _ = run(net, [y], chip, tmp_path)
+    assert len(layer_groups(text)) == 1, text
+    slices = max(group_slices(text))
+    recs = r.stats.raw.records
+    convs = [q for q in recs if q["name"] == "conv"]
+    assert len(convs) == 2 * slices
+    t = rt.load_target(chip)
+    whole = t.tiu_issue_cycles + ic * 9 * hw * hw // t.eu_f32
+    assert sum(q["end"] - q["start"] for q in convs) < whole * 0.75
+    # The filter rows of parts 1.. move once (LMEM to LMEM).
+    assert sum(1 for q in recs if q["name"] == "dma_move" and q["work"] ==
+               ic // parts * 9 * oc * 4) == parts - 1

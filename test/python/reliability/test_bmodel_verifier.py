@@ -205,6 +205,66 @@ def test_a_source_read_from_another_start_lane_is_rejected(raw):
     assert "(lane " in msg
 
 
+def _lane_program(loads, reads):
+    """On tpu_edge (16 lanes): the GDMA loads x [1, 16, 4, 4] into LMEM as
+    `loads` (LMEM views, each of the channels from its start lane on, in
+    x's order), a relu reads `reads` into byte 2048 from lane 0 and y is
+    stored."""
+    t = rt.load_target("tpu_edge")
+    F, shape = rt.DType.F32, [1, 16, 4, 4]
+    out = list(reads.shape)
+    sb = rt.StreamBuilder()
+    for v in loads:
+        g = sb.gdma(rt.make_dma_move(v, rt.ddr_tensor(v.start_lane * 64, list(v.shape), F)))
+    relu = sb.tiu(rt.make_active(rt.ActOp.RELU, rt.lmem_tensor(2048, out, F), reads), g)
+    sb.gdma(rt.make_dma_move(rt.ddr_tensor(4096, out, F), rt.lmem_tensor(2048, out, F)), relu)
+    return rt.build_bmodel(t, sb.tiu_stream, sb.gdma_stream,
+                           [rt.TensorInfo("x", F, shape, ddr_addr=0)],
+                           [rt.TensorInfo("y", F, out, ddr_addr=4096)])
+
+
+def _lmem(c, start_lane=0, addr=0):
+    return rt.lmem_tensor(addr, [1, c, 4, 4], rt.DType.F32, start_lane=start_lane)
+
+
+def test_a_read_assembled_from_parts_on_their_own_lanes_is_accepted():
+    # Channels 0..5 and 6..15 load from their own start lanes; the relu
+    # reads all 16 from lane 0.
+    x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(1, 16, 4, 4)
+    m = rt.Model(rt.serialize_bmodel(_lane_program([_lmem(6), _lmem(10, 6)], _lmem(16))))
+    np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], np.maximum(x, 0))
+
+
+@pytest.mark.parametrize("reads, lane", [
+    (_lmem(16, 1), 1),   # shifted against its writer: lanes 1..15 and 0
+    (_lmem(15, 1), 1),   # shifted: part of the writer's lanes, another start
+    (_lmem(8, 12), 12),  # wrapping around the lanes from start lane 12
+])
+def test_a_misplaced_read_is_rejected(reads, lane):
+    with pytest.raises(rt.ChipError, match=(
+            rf"lane placement: TIU instruction #0 \(id 1, active.relu\) src0 reads from start "
+            rf"lane {lane} data GDMA instruction #0 \(id 1, dma_move\) dst wrote from start "
+            r"lane 0 \(lane \d+, byte 0\)")):
+        rt.serialize_bmodel(_lane_program([_lmem(16)], reads))
+
+
+def test_a_tiu_instruction_in_place_on_some_lanes_is_accepted():
+    # A relu in place on lanes 4..11 of x, then x stored whole from lane 0.
+    t = rt.load_target("tpu_edge")
+    F, shape = rt.DType.F32, [1, 16, 4, 4]
+    sb = rt.StreamBuilder()
+    g = sb.gdma(rt.make_dma_move(_lmem(16), rt.ddr_tensor(0, shape, F)))
+    relu = sb.tiu(rt.make_active(rt.ActOp.RELU, _lmem(8, 4), _lmem(8, 4)), g)
+    sb.gdma(rt.make_dma_move(rt.ddr_tensor(4096, shape, F), _lmem(16)), relu)
+    m = rt.Model(rt.serialize_bmodel(rt.build_bmodel(
+        t, sb.tiu_stream, sb.gdma_stream, [rt.TensorInfo("x", F, shape, ddr_addr=0)],
+        [rt.TensorInfo("y", F, shape, ddr_addr=4096)])))
+    x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(1, 16, 4, 4)
+    want = x.copy()
+    want[:, 4:12] = np.maximum(x[:, 4:12], 0)
+    np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], want)
+
+
 def test_a_read_of_local_memory_nothing_wrote_is_rejected():
     t = rt.load_target("tpu_edge")
     F, shape = rt.DType.F32, [1, 16, 4, 4]
