@@ -96,19 +96,22 @@ def test_outer_product_mask_group(chip, tmp_path):
     np.testing.assert_allclose(r.outputs["a"], ref, rtol=1e-4, atol=1e-4)
 
 
+def first_token(rng):
+    """A projection of 17 tokens and the first token's row of it, flattened."""
+    net = Net()
+    x_in = rng.standard_normal((1, 17, D))
+    w = rng.standard_normal((D, D)) / np.sqrt(D)
+    y = net.op("tpu.MatMul", [net.input("x", x_in), net.weight("w", w), net.none()],
+               (1, 17, D), "", "y")
+    t = net.op("tpu.Slice", [y], (1, 1, D), "offsets = [0, 0, 0], steps = [1, 1, 1]", "t")
+    return net, x_in, w, y, net.op("tpu.Reshape", [t], (1, D), "", "f")
+
+
 @pytest.mark.parametrize("chip", CHIPS)
 def test_first_token_slice_group(chip, tmp_path):
     """The first token of each sequence, sliced from a result the group
     computes, is a copy within lanes (lane 0 of the rows)."""
-    rng = np.random.default_rng(8)
-    net = Net()
-    x_in = rng.standard_normal((1, 17, D))
-    x = net.input("x", x_in)
-    none = net.none()
-    w = rng.standard_normal((D, D)) / np.sqrt(D)
-    y = net.op("tpu.MatMul", [x, net.weight("w", w), none], (1, 17, D), "", "y")
-    t = net.op("tpu.Slice", [y], (1, 1, D), "offsets = [0, 0, 0], steps = [1, 1, 1]", "t")
-    f = net.op("tpu.Reshape", [t], (1, D), "", "f")
+    net, x_in, w, y, f = first_token(np.random.default_rng(8))
     o = net.op("tpu.Active", [f], (1, D), 'mode = "tanh"', "o")
     text, r, _ = run(net, [y, o], chip, tmp_path)
     members = [line for g in layer_groups(text) for line in g]
@@ -123,16 +126,9 @@ def test_first_token_head_group(chip, tmp_path):
     """A classifier head (a single row times a weight, whose weight the
     blob holds transposed) computes in the group of the token it reads."""
     rng = np.random.default_rng(9)
-    net = Net()
-    x_in = rng.standard_normal((1, 17, D))
-    x = net.input("x", x_in)
-    none = net.none()
-    w = rng.standard_normal((D, D)) / np.sqrt(D)
+    net, x_in, w, y, f = first_token(rng)
     h = rng.standard_normal((D, 10)) / np.sqrt(D)
     bias = rng.standard_normal(10)
-    y = net.op("tpu.MatMul", [x, net.weight("w", w), none], (1, 17, D), "", "y")
-    t = net.op("tpu.Slice", [y], (1, 1, D), "offsets = [0, 0, 0], steps = [1, 1, 1]", "t")
-    f = net.op("tpu.Reshape", [t], (1, D), "", "f")
     o = net.op("tpu.MatMul", [f, net.weight("h", h), net.weight("b", bias)], (1, 10), "", "o")
     text, r, _ = run(net, [y, o], chip, tmp_path)
     members = [line for g in layer_groups(text) for line in g]
