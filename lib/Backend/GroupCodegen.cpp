@@ -965,6 +965,20 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
     return failure();
   for (int64_t g = 0; g < G; ++g) {
     const int64_t s = g % S;
+    // When this slice's results or scratch reuse the LMEM the previous
+    // op's held-back stores read, those stores go before the next slice's
+    // loads: the TIU would wait for them behind those loads.
+    auto reusesHeld = [&](int i, int q) {
+      return ctx.overlapsDeferred(addrOf(i, q), addrOf(i, q) + slotBytes(i));
+    };
+    bool reuse = false;
+    for (size_t k = 0; k < ops.size() && !reuse && g + 1 < G; ++k) {
+      int r = plan.results[k];
+      reuse = (plan.held[s][r].size() && reusesHeld(r, slot(r, g))) ||
+              llvm::any_of(plan.temps[k], [&](int i) { return reusesHeld(i, 0); });
+    }
+    if (reuse)
+      ctx.flushStores();
     if (g + 1 < G && failed(loadSlice(g + 1)))
       return failure();
     if (g + 2 == G && failed(copyAhead(ctx, ahead)))

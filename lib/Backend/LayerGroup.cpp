@@ -68,6 +68,11 @@ double tiuCycles(Operation *op, const Target &t, bool inGroup = false) {
   auto cg = cast<CodegenInterface>(op);
   Value res = op->getResult(0);
   auto shape = getShape(res);
+  // Work the op counts per lane itself (it reads across the lanes).
+  if (int64_t laneWork = inGroup ? cg.localLaneWork(t.lanes) : 0)
+    return double(laneWork) /
+               double(t.euFor(chipDType(op->getOperand(0).getType()))) +
+           t.tiu_issue_cycles;
   int64_t work = cg.getMacs();
   if (work == 0)
     work = numElements(shape);

@@ -110,6 +110,10 @@ public:
   /// Calls `done` with the GDMA id after which every store of the last
   /// ended op has completed (once those stores are emitted).
   void whenStored(llvm::unique_function<void(uint32_t)> done);
+  /// Emits the held-back stores (ahead of the loads emitted next).
+  void flushStores();
+  /// Whether a held-back store reads LMEM in [lo, hi) per lane.
+  bool overlapsDeferred(uint64_t lo, uint64_t hi) const;
   /// Emits the held-back stores; call before taking the streams.
   void finish() { flushStores(); }
   mlir::Operation *op() const { return op_; }
@@ -191,8 +195,6 @@ private:
   void touch(const LBuf &b);
   /// Folds the buffers touched since the last fold into the granule fences.
   void fold();
-  void flushStores();
-  bool overlapsDeferred(uint64_t lo, uint64_t hi) const;
 
   const chip::Target &target_;
   std::vector<chip::DdrRegion> ddr_;

@@ -97,6 +97,14 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       }], "unsigned", "localLaneParts", (ins "unsigned":$lanes), "",
       [{ return 1; }]>,
     InterfaceMethod<[{
+        On a chip of `lanes` lanes: the TIU work codegenLocal issues per
+        lane (element operations, so cycles times the execution units),
+        when it is not the MACs (or result elements) spread over the lanes
+        of the result's channels, as for an op reading across the lanes;
+        0: that spread.
+      }], "int64_t", "localLaneWork", (ins "unsigned":$lanes), "",
+      [{ return 0; }]>,
+    InterfaceMethod<[{
         In a group of whole tensors: how many equal parts of its columns
         (W, a multiple of it) weight operand `index` is loaded in, each by
         its own GDMA instruction into its own dense block, so codegenLocal

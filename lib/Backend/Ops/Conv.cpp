@@ -55,8 +55,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
 /// over the channels: LayerNorm over C becomes one) as a sum across the
 /// lanes, then the weight and the bias as scalars: (weight, bias). As a
 /// conv it would run on one lane.
-std::optional<std::pair<float, float>> channelSum(tpu::ConvOp op,
-                                                  CodegenContext &ctx) {
+std::optional<std::pair<float, float>> channelSum(tpu::ConvOp op) {
   auto f = getShape(op.getFilter());
   auto isF32 = [](Value v) { return chipDType(v.getType()) == DType::F32; };
   if (f.size() != 4 || f[0] != 1 || f[2] != 1 || f[3] != 1 ||
@@ -66,18 +65,18 @@ std::optional<std::pair<float, float>> channelSum(tpu::ConvOp op,
       !op.getFilter().getDefiningOp<top::WeightOp>() ||
       (!isNone(op.getBias()) && !op.getBias().getDefiningOp<top::WeightOp>()))
     return std::nullopt;
-  auto w = ctx.constant(op.getFilter());
-  if (failed(w) || w->empty() ||
-      llvm::any_of(*w, [&](float x) { return x != w->front(); }))
+  auto w = op.getFilter().getDefiningOp<top::WeightOp>().read();
+  if (failed(w) || (*w)->empty() ||
+      llvm::any_of(**w, [&](float x) { return x != (*w)->front(); }))
     return std::nullopt;
   float bias = 0;
   if (!isNone(op.getBias())) {
-    auto b = ctx.constant(op.getBias());
-    if (failed(b) || b->size() != 1)
+    auto b = op.getBias().getDefiningOp<top::WeightOp>().read();
+    if (failed(b) || (*b)->size() != 1)
       return std::nullopt;
-    bias = b->front();
+    bias = (*b)->front();
   }
-  return std::make_pair(w->front(), bias);
+  return std::make_pair((*w)->front(), bias);
 }
 
 /// A dense F32 conv whose output channels fill at most half of the lanes
@@ -114,6 +113,24 @@ struct ConvModel
     : public CodegenInterface::ExternalModel<ConvModel, tpu::ConvOp> {
   unsigned localLaneParts(Operation *op, unsigned lanes) const {
     return unsigned(laneSplit(cast<tpu::ConvOp>(op), lanes));
+  }
+
+  /// A channel sum reduces its input's lane rows, then a tree across the
+  /// lanes, and scales, biases and clamps its one-lane result (as
+  /// codegenLocal emits it); a conv to one channel would run on one lane.
+  int64_t localLaneWork(Operation *op, unsigned lanes) const {
+    auto conv = cast<tpu::ConvOp>(op);
+    auto in = getShape(conv.getInput());
+    auto sum = channelSum(conv);
+    if (!sum || in.size() != 4)
+      return 0;
+    const int64_t plane = in[0] * in[2] * in[3];
+    const int64_t passes = int64_t(sum->first != 1.f) +
+                           int64_t(sum->second != 0.f) +
+                           int64_t(conv.getDoRelu()) +
+                           int64_t(conv.getDoRelu() &&
+                                   conv.getReluLimit().convertToDouble() >= 0);
+    return (in[1] + lanes - 1) / lanes * plane + lanes + passes * plane;
   }
 
   LogicalResult layoutWeight(Operation *op, unsigned index,
@@ -342,7 +359,7 @@ struct ConvModel
     const int64_t k = laneSplit(op, ctx.target().lanes);
     if (k > 1) {
       emitLaneSplit(ctx, t, cp, k);
-    } else if (auto sum = channelSum(op, ctx)) {
+    } else if (auto sum = channelSum(op)) {
       auto [w, b] = *sum;
       t.emit(makeReduce(chip::ReduceMode::Sum, out, t.operands[0].lmem, 1));
       if (w != 1.f)
