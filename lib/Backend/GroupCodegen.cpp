@@ -782,11 +782,6 @@ static LogicalResult copyAhead(CodegenContext &ctx,
   return success();
 }
 
-/// Emits a group sliced along N and/or H, a loop over the slices of the
-/// batch and, within each, over the slices of rows: the next slice's inputs
-/// load (into the other slot) before the current one computes, and its
-/// stored results leave after its compute, so the GDMA queue holds the next
-/// loads ahead of the stores waiting on the TIU.
 /// An op computing runs of its output channels on their own
 /// (localChannelRuns) whose filter is large and first used by it loads the
 /// filter in runs of whole lane slots, and computes each run once it is in:
@@ -827,6 +822,54 @@ static Operand channelsOf(Operand o, int64_t c, int64_t n, int64_t lanes) {
   return o;
 }
 
+/// Loads filter `from` into `buf` (held as `to`) in `runs` of output
+/// channels, one LBuf per run appended to `runBufs`: `buf` is loaded once
+/// its last run is.
+static void loadFilterRuns(CodegenContext &ctx, LBuf &buf, const Operand &to,
+                           const Operand &from,
+                           ArrayRef<std::pair<int64_t, int64_t>> runs,
+                           SmallVectorImpl<LBuf> &runBufs) {
+  for (auto [c, n] : runs) {
+    Operand d = from;
+    d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
+    d.shape[1] = uint32_t(n);
+    LBuf run = buf;
+    ctx.load(run, channelsOf(to, c, n, ctx.lanes()), d);
+    runBufs.push_back(run);
+  }
+  for (const LBuf &run : runBufs)
+    buf.gdma = std::max(buf.gdma, run.gdma);
+}
+
+/// Emits `op` one run of its output channels at a time, each waiting only
+/// for its part (`runBufs`) of the filter (operand 1, whose whole buffer is
+/// `filter`).
+static LogicalResult emitChannelRuns(CodegenContext &ctx, Operation *op,
+                                     const LocalOperands &lo,
+                                     ArrayRef<std::pair<int64_t, int64_t>> runs,
+                                     MutableArrayRef<LBuf> runBufs,
+                                     LBuf &filter) {
+  for (auto [j, cn] : llvm::enumerate(runs)) {
+    auto [c, n] = cn;
+    LocalOperands part = lo;
+    part.operands[1] = {channelsOf(lo.operands[1].lmem, c, n, ctx.lanes()),
+                        &runBufs[j]};
+    if (part.operands.size() > 2 && part.operands[2].buf)
+      part.operands[2].lmem =
+          channelsOf(part.operands[2].lmem, c, n, ctx.lanes());
+    part.result.lmem = channelsOf(lo.result.lmem, c, n, ctx.lanes());
+    if (failed(cast<CodegenInterface>(op).codegenLocal(ctx, part)))
+      return op->emitOpError() << "failed to generate code in a layer group";
+    filter.tiu = std::max(filter.tiu, runBufs[j].tiu);
+  }
+  return success();
+}
+
+/// Emits a group sliced along N and/or H, a loop over the slices of the
+/// batch and, within each, over the slices of rows: the next slice's inputs
+/// load (into the other slot) before the current one computes, and its
+/// stored results leave after its compute, so the GDMA queue holds the next
+/// loads ahead of the stores waiting on the TIU.
 static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
                                 const GroupPlan &plan, const LBuf &base,
                                 ArrayRef<OpOperand *> ahead) {
@@ -913,16 +956,7 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
           cast<CodegenInterface>(ops[k]).codegenLocalWeightLayout(ctx, unsigned(j), b, to);
         return success();
       }
-      for (auto [c, n] : split[k]) {
-        Operand d = from;
-        d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
-        d.shape[1] = uint32_t(n);
-        LBuf run = b;
-        ctx.load(run, channelsOf(to, c, n, ctx.lanes()), d);
-        runBufs[k].push_back(run);
-      }
-      for (const LBuf &run : runBufs[k])
-        b.gdma = std::max(b.gdma, run.gdma);
+      loadFilterRuns(ctx, b, to, from, split[k], runBufs[k]);
       return success();
     };
     for (auto [k, opnds] : llvm::enumerate(plan.operands))
@@ -1001,24 +1035,10 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
         lo.temps.push_back({lmem(i, g, {0, out.size()}, {0, out.size()}),
                             &make(i, 0)});
       if (g == 0 && !runBufs[k].empty()) {
-        // Each run of output channels waits only for its part of the filter.
-        const auto &opnds = plan.operands[k];
-        LBuf &filter = bufs[opnds[1]][slot(opnds[1], g)];
-        for (auto [j, cn] : llvm::enumerate(split[k])) {
-          auto [c, n] = cn;
-          LocalOperands part = lo;
-          part.operands[1] = {
-              channelsOf(lo.operands[1].lmem, c, n, ctx.lanes()),
-              &runBufs[k][j]};
-          if (opnds.size() > 2 && opnds[2] >= 0)
-            part.operands[2].lmem =
-                channelsOf(part.operands[2].lmem, c, n, ctx.lanes());
-          part.result.lmem = channelsOf(lo.result.lmem, c, n, ctx.lanes());
-          if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, part)))
-            return ops[k]->emitOpError()
-                   << "failed to generate code in a layer group";
-          filter.tiu = std::max(filter.tiu, runBufs[k][j].tiu);
-        }
+        int fi = plan.operands[k][1];
+        if (failed(emitChannelRuns(ctx, ops[k], lo, split[k], runBufs[k],
+                                   bufs[fi][slot(fi, g)])))
+          return failure();
         continue;
       }
       if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
@@ -1135,9 +1155,6 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
 
   std::vector<SmallVector<std::pair<int64_t, int64_t>, 8>> split =
       filterRuns(ops, *plan, ctx.lanes());
-  auto channels = [&](Operand o, int64_t c, int64_t n) {
-    return channelsOf(o, c, n, ctx.lanes());
-  };
   // Per split op, the LBuf of each run of its filter.
   std::vector<SmallVector<LBuf, 8>> runBufs(ops.size());
 
@@ -1231,16 +1248,7 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           loaded[i] = true;
           Operand to = lmem(i), from = ddr(i, *addr);
           if (inRuns) {
-            for (auto [c, n] : split[k]) {
-              Operand d = from;
-              d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
-              d.shape[1] = uint32_t(n);
-              LBuf run = bufs[i];
-              ctx.load(run, channels(to, c, n), d);
-              runBufs[k].push_back(run);
-            }
-            for (const LBuf &run : runBufs[k])
-              bufs[i].gdma = std::max(bufs[i].gdma, run.gdma);
+            loadFilterRuns(ctx, bufs[i], to, from, split[k], runBufs[k]);
             continue;
           }
           if (parts <= 1) {
@@ -1302,20 +1310,9 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
         }
       }
       if (!plan->loaded[k] && !split[k].empty() && !runBufs[k].empty()) {
-        // Each run of output channels waits only for its part of the filter.
-        const auto &opnds = plan->operands[k];
-        for (auto [j, cn] : llvm::enumerate(split[k])) {
-          auto [c, n] = cn;
-          LocalOperands part = lo;
-          part.operands[1] = {channels(lmem(opnds[1]), c, n), &runBufs[k][j]};
-          if (opnds.size() > 2 && opnds[2] >= 0)
-            part.operands[2].lmem = channels(part.operands[2].lmem, c, n);
-          part.result.lmem = channels(lo.result.lmem, c, n);
-          if (failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, part)))
-            return ops[k]->emitOpError()
-                   << "failed to generate code in a layer group";
-          bufs[opnds[1]].tiu = std::max(bufs[opnds[1]].tiu, runBufs[k][j].tiu);
-        }
+        if (failed(emitChannelRuns(ctx, ops[k], lo, split[k], runBufs[k],
+                                   bufs[plan->operands[k][1]])))
+          return failure();
       } else if (!plan->loaded[k] &&
                  failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
         return ops[k]->emitOpError()

@@ -17,11 +17,11 @@ namespace {
 
 /// An op between the transposing Permute and the matmul that commutes with
 /// the Permute: a scale by one number (scaled dot-product attention scales
-/// K^T; in INT8 a table lookup) or a per-tensor QuantCast (INT8 attention whose scores compute in a
-/// float island casts K after its head split). It moves after the Permute
-/// that remains, where it computes in the layout the matmul reads (in a
-/// layer group, an op before a head split would hold its result in a
-/// layout the split cannot take).
+/// K^T; in INT8 a table lookup) or a per-tensor QuantCast (INT8 attention
+/// whose scores compute in a float island casts K after its head split).
+/// It moves after the Permute that remains, where it computes in the
+/// layout the matmul reads (in a layer group, an op before a head split
+/// would hold its result in a layout the split cannot take).
 bool commutesWithPermute(Operation *op) {
   if (!op || !op->hasOneUse())
     return false;
