@@ -281,9 +281,10 @@ struct ConvModel
 
   /// The conv of `t` on k lane ranges (laneSplit), its filter laid out by
   /// codegenLocalWeightLayout. Before the first rows the TIU adds the sum
-  /// filter's ones, lane by lane in place (no GDMA waits for them). One grouped conv writes
-  /// the k partial sums into the scratch tensor and the 1x1 sum conv (a
-  /// conv reads across the lanes) adds them with the bias and relu.
+  /// filter's ones, lane by lane in place (no GDMA waits for them). One
+  /// grouped conv writes the k partial sums into the scratch tensor and the
+  /// 1x1 sum conv (a conv reads across the lanes) adds them with the bias
+  /// and relu.
   static void emitLaneSplit(CodegenContext &ctx, LocalOperands &t,
                             chip::ConvParams cp, int64_t k) {
     const Operand &out = t.result.lmem;
@@ -708,11 +709,16 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     auto [x, newX] = pipe.acquire(kIn, inKey);
     if (newX) {
       int64_t r0, rows, padT, padB;
+      // Rows [a, a + n) of the tile, in local memory and in DDR.
       auto tileIn = [&](int64_t a, int64_t n) {
         Operand o = lmemTensor(x->addr, sp.nT, ic, rows, W, types.in);
         o.addr += uint64_t(a * W * ies);
         o.shape[2] = uint32_t(n);
         return o;
+      };
+      auto tileDdr = [&](int64_t a, int64_t n) {
+        return ddrOperand(in->addr + ((sp.n0 * IC + ic0) * H + r0 + a) * W * ies,
+                          {sp.nT, ic, n, W}, {IC * H * W, H * W, W, 1}, types.in);
       };
       if (!inRows(sp, r0, rows, padT, padB)) {
         ctx.fillLocal(*x, tileIn(0, rows), double(padValue));
@@ -728,11 +734,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
         for (size_t k = 0; k + 1 < cuts.size(); ++k) {
           int64_t a = cuts[k], n = cuts[k + 1] - a;
           LBuf part = *x;
-          ctx.load(part, tileIn(a, n),
-                   ddrOperand(in->addr +
-                                  ((sp.n0 * IC + ic0) * H + r0 + a) * W * ies,
-                              {sp.nT, ic, n, W}, {IC * H * W, H * W, W, 1},
-                              types.in));
+          ctx.load(part, tileIn(a, n), tileDdr(a, n));
           x->gdma = part.gdma;
           ids.push_back(part.gdma);
         }
@@ -740,10 +742,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
           bd.gdma = ids[llvm::find(cuts, bd.inLo - r0 + bd.inRows) -
                         cuts.begin() - 1];
       } else {
-        ctx.load(*x, tileIn(0, rows),
-                 ddrOperand(in->addr + ((sp.n0 * IC + ic0) * H + r0) * W * ies,
-                            {sp.nT, ic, rows, W}, {IC * H * W, H * W, W, 1},
-                            types.in));
+        ctx.load(*x, tileIn(0, rows), tileDdr(0, rows));
       }
     }
     // The output tile stays put while its slices accumulate.

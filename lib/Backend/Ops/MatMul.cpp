@@ -124,8 +124,7 @@ struct MatMulModel
     // tiled code lays it out ([N, K], N on lanes), in float only.
     const bool floatOut = isFloat(chipDType(op.getOutput().getType()));
     if (a.size() < 2 || b.size() < 2 || a.size() != o.size() ||
-        (isRowTimesWeight(op) && !floatOut) ||
-        (!floatOut && !localQuantized(operation)))
+        (!floatOut && (isRowTimesWeight(op) || !localQuantized(operation))))
       return false;
     // The left operand's batches are the result's; the right one has the
     // same batches or none (shared by all).
