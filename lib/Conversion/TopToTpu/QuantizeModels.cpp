@@ -117,18 +117,13 @@ FailureOr<Int8Io> int8Io(QuantizeContext &ctx, Operation *op, Value input,
 LogicalResult replaceByLut(
     QuantizeContext &ctx, Operation *op, const Int8Io &io,
     function_ref<LogicalResult(const float *x, float *y)> fn) {
-  float x[256], y[256];
-  for (int v = -128; v < 128; ++v)
-    x[uint8_t(int8_t(v))] = tpu::dequantizeF32(v, io.qi);
-  if (failed(fn(x, y)))
+  auto table = tpu::int8Table(io.qi, io.qo, fn);
+  if (failed(table))
     return failure();
-  std::vector<int8_t> table(256);
-  for (int i = 0; i < 256; ++i)
-    table[i] = int8_t(tpu::quantizeF32(y[i], io.qo));
   SmallVector<int64_t> shape{256};
   Value t = ctx.newWeight(op, getOpName(op) + "_table",
                           RankedTensorType::get(shape, ctx.b.getI8Type()),
-                          NpyArray::of<int8_t>("|i1", table, shape));
+                          NpyArray::of<int8_t>("|i1", *table, shape));
   OpBuilder::InsertionGuard g(ctx.b);
   ctx.b.setInsertionPoint(op);
   auto lut = tpu::LutOp::create(

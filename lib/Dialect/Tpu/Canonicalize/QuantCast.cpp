@@ -66,19 +66,16 @@ struct Int8IslandToLut : OpRewritePattern<QuantCastOp> {
       return failure();
     QParams qi = qparams(dequantize.getInput().getType()),
             qo = qparams(quantize.getOutput().getType());
-    float x[256], y[256];
-    for (int v = -128; v < 128; ++v)
-      x[uint8_t(int8_t(v))] = roundTo(dequantizeF32(v, qi), island);
-    if (failed(act.evaluate(x, y, 256)))
+    auto table = int8Table(
+        qi, qo, [&](const float *x, float *y) { return act.evaluate(x, y, 256); },
+        [&](float v) { return roundTo(v, island); });
+    if (failed(table))
       return failure();
-    std::vector<int8_t> table(256);
-    for (int i = 0; i < 256; ++i)
-      table[i] = int8_t(quantizeF32(roundTo(y[i], island), qo));
     SmallVector<int64_t> shape{256};
     auto weight = top::WeightOp::createTyped(
         rewriter, dequantize, getOpName(quantize) + "_table",
         RankedTensorType::get(shape, rewriter.getI8Type()),
-        NpyArray::of<int8_t>("|i1", table, shape));
+        NpyArray::of<int8_t>("|i1", *table, shape));
     auto lut = LutOp::create(rewriter, quantize.getLoc(),
                              quantize.getOutput().getType(),
                              dequantize.getInput(), weight.getOutput());

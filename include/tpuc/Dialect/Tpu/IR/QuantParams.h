@@ -26,7 +26,10 @@
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -122,6 +125,25 @@ inline int64_t quantizeF32(float x, QParams p) {
 }
 inline float dequantizeF32(int64_t q, QParams p) {
   return float(q - p.zp) * float(p.scale);
+}
+
+/// The 256-entry table (indexed by the input's byte) of an INT8 -> INT8
+/// function: `fn` evaluates it in float on the dequantized inputs, and its
+/// results are quantized to `out`. `round` rounds each float on both sides,
+/// as a float island between the two casts would.
+inline mlir::FailureOr<std::array<int8_t, 256>>
+int8Table(QParams in, QParams out,
+          llvm::function_ref<mlir::LogicalResult(const float *, float *)> fn,
+          llvm::function_ref<float(float)> round = [](float v) { return v; }) {
+  float x[256], y[256];
+  for (int v = -128; v < 128; ++v)
+    x[uint8_t(int8_t(v))] = round(dequantizeF32(v, in));
+  if (mlir::failed(fn(x, y)))
+    return mlir::failure();
+  std::array<int8_t, 256> table;
+  for (int i = 0; i < 256; ++i)
+    table[i] = int8_t(quantizeF32(round(y[i]), out));
+  return table;
 }
 
 } // namespace tpu
