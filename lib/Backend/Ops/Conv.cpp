@@ -19,8 +19,14 @@
 // The first step, which the TIU waits for from a cold start, loads its
 // input tile in pieces of rows and runs its conv in bands of output rows,
 // each waiting only for the pieces its windows read, when the conv is
-// estimated compute-bound (a DDR-bound conv gains nothing from an early
-// TIU start and pays each piece's request).
+// estimated compute-bound, or of one or two steps and compute-bound once
+// the first step's loads are in (a DDR-bound conv gains nothing from an
+// early TIU start and pays each piece's request).
+//
+// A tile prologue (a folded BatchNorm and ReLU whose result only the conv
+// reads) runs in place on each input tile after its load, with its scale
+// and bias loaded per input-channel range: the image it normalizes never
+// goes through DDR, and the pad rows keep the pad value.
 //
 // When even one output channel's filter does not fit, the input channels are
 // split into slices (innermost loop) whose partial sums accumulate in the
@@ -468,7 +474,8 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     unsigned wSlots = 2, inSlots = 2;
     bool ocOuter = true;
     double cost = 0;
-    bool tiuBound = false; // the TIU is estimated busier than the DDR
+    // The first step's conv runs in bands (see emitConv).
+    bool bandFirst = false;
   } best;
   SmallVector<int64_t> cands = ocTileCandidates(OC, L);
   const double bw = tg.ddr_bytes_per_cycle;
@@ -579,7 +586,13 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
                 bw +
             dmaOverhead;
         q.cost = std::max(dma, tiu) + std::min(dma, tiu) / steps + firstLoad;
-        q.tiuBound = tiu >= dma;
+        // Bands pay off when the TIU is the busier engine, or when a conv
+        // of one or two steps is TIU-bound once the first step's loads are
+        // in: the TIU's wait for them is then a large share of its time,
+        // which no later step hides. (With more steps, the next steps'
+        // loads queued behind the first absorb an early start.)
+        q.bandFirst = tiu >= dma || (steps <= 2 && tiu * (steps - 1) / steps >=
+                                                       dma - firstLoad);
         if (!best.ocT || q.cost < best.cost)
           best = q;
       }
@@ -703,7 +716,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     uint32_t gdma = 0;         // the load completing its rows
   };
   SmallVector<Band, 8> bands;
-  if (!split && best.tiuBound && !prologue) {
+  if (!split && best.bandFirst && !prologue) {
     const Sp &sp = sps[steps[0].p];
     int64_t r0, rows, padT, padB;
     // A band's pieces pay a request each: bands only as long as each
