@@ -505,7 +505,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
                           (icT * KH * KW * wes + (hasBias ? bes : 0) +
                            (epilogue->table ? 2 * 4 : 0)) +
                       (10 + epBufs) * 64 +
-                      (prologue ? 4 * (icSlotsL * ies + 64) : 0);
+                      (prologue ? 4 * (icSlotsL * 4 + 64) : 0);
       auto inPer = [&](int64_t nT, int64_t ohT) {
         return icSlotsL * nT * rowsFor(ohT) * W * ies;
       };
@@ -679,9 +679,9 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
   // The prologue's scale and bias (two slots each).
   const unsigned kPro = pipe.groups.size();
   if (prologue)
-    for (int k = 0; k < 2; ++k)
-      if (failed(pipe.addGroup(ctx, ctx.lmemBytes({1, icMax, 1, 1}, types.in),
-                               2)))
+    for (const std::optional<Tensor> &t : {proScale, proBias})
+      if (t && failed(pipe.addGroup(
+                   ctx, ctx.lmemBytes({1, icMax, 1, 1}, t->dtype), 2)))
         return failure();
   SmallVector<SmallVector<LBuf *, 2>> resBufs(steps.size());
 
