@@ -264,14 +264,17 @@ double fusedPairCycles(ArrayRef<Operation *> ops, int64_t chunk,
 double epilogueCycles(ArrayRef<Operation *> ops, const Target &t) {
   if (int64_t chunk = fusedPairChunk(ops, t))
     return fusedPairCycles(ops, chunk, t);
+  // A prologue adds its TIU work on the head's input tiles.
+  const size_t h = hasTilePrologue(ops) ? 1 : 0;
   uint64_t residualBytes = 0;
-  for (Operation *op : ops.drop_front())
+  for (Operation *op : ops.drop_front(h + 1))
     for (Value v : op->getOperands().drop_front())
       if (!v.getDefiningOp<top::WeightOp>())
         residualBytes += tensorBytes(v);
-  double c = soloCycles(ops[0], t, residualBytes);
-  for (Operation *op : ops.drop_front())
-    c += tiuCycles(op, t);
+  double c = soloCycles(ops[h], t, residualBytes);
+  for (auto [k, op] : llvm::enumerate(ops))
+    if (k != h)
+      c += tiuCycles(op, t);
   return c;
 }
 
@@ -379,6 +382,11 @@ struct LayerGroupPass
           if (chunk)
             remark << "a fused matmul pair in chunks of " << chunk
                    << " hidden columns";
+          else if (hasTilePrologue(ops))
+            remark << "the second one's tiled code with the first applied "
+                      "to each input tile"
+                   << (ops.size() > 2 ? " and the rest to each output tile"
+                                      : "");
           else
             remark << "the first one's tiled code with the rest "
                       "applied to each output tile";
@@ -497,11 +505,14 @@ struct LayerGroupPass
         ArrayRef<Operation *> run = chain.slice(i, j - i);
         // A matmul or conv whose tiles take the ops after it as an
         // epilogue; a pair of matmuls fuses in chunks only when it cannot
-        // run whole.
+        // run whole, and a conv takes a prologue only when the two cannot
+        // (the estimates of the two kinds of plan rank them poorly).
         if (isTileEpilogue(run) &&
             (!isa<tpu::MatMulOp>(run.back()) ||
              (fusedPairChunk(run, target) &&
-              failed(planLayerGroup(run, target))))) {
+              failed(planLayerGroup(run, target)))) &&
+            (!hasTilePrologue(run) ||
+             failed(planLayerGroup(run.take_front(2), target)))) {
           double c = best[i] + epilogueCycles(run, target);
           if (c < best[j])
             best[j] = c, from[j] = i, slices[j] = 1, chunks[j] = 0,

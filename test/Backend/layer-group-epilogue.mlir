@@ -123,3 +123,44 @@ func.func @pair_hidden_used(%arg0: tensor<1x128x768xf16>) -> (tensor<1x128x768xf
   %y = "tpu.MatMul"(%g, %w2, %b2) : (tensor<1x128x3072xf16>, tensor<3072x768xf16>, tensor<768xf16>) -> tensor<1x128x768xf16> loc("y")
   return %y, %g : tensor<1x128x768xf16>, tensor<1x128x3072xf16>
 }
+
+// -----
+
+// A DenseNet transition on the small chip: the BatchNorm and ReLU (a
+// per-channel 1x1 conv) feed only a 1024->512 1x1 conv whose 2 MiB F32
+// filter does not fit local memory with it, so they become the conv's
+// prologue, applied to each input tile after its load; the normalized
+// feature map never reaches DDR.
+// CHECK-LABEL: func.func @transition_prologue
+// CHECK: tpu.Group -> (tensor<1x512x14x14xf32>) attributes {tile_epilogue = true} {
+// CHECK-NEXT: "tpu.Conv"{{.*}}group = 1024
+// CHECK-NEXT: "tpu.Conv"{{.*}}group = 1 :
+// CHECK-NEXT: tpu.Yield
+// PLAN: layer group plan: 2 ops, the second one's tiled code with the first applied to each input tile
+func.func @transition_prologue(%arg0: tensor<1x1024x14x14xf32>) -> tensor<1x512x14x14xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x1024x14x14xf32>) -> tensor<1x1024x14x14xf32> loc("x")
+  %s = "top.Weight"() : () -> tensor<1024x1x1x1xf32> loc("s")
+  %b = "top.Weight"() : () -> tensor<1024xf32> loc("b")
+  %w = "top.Weight"() : () -> tensor<512x1024x1x1xf32> loc("w")
+  %none = "top.None"() : () -> none
+  %n = "tpu.Conv"(%x, %s, %b) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1024 : i64, do_relu = true} : (tensor<1x1024x14x14xf32>, tensor<1024x1x1x1xf32>, tensor<1024xf32>) -> tensor<1x1024x14x14xf32> loc("n")
+  %c = "tpu.Conv"(%n, %w, %none) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x1024x14x14xf32>, tensor<512x1024x1x1xf32>, none) -> tensor<1x512x14x14xf32> loc("c")
+  return %c : tensor<1x512x14x14xf32>
+}
+
+// -----
+
+// The same BatchNorm with a second user (returned too) must reach DDR: no
+// prologue.
+// CHECK-LABEL: func.func @shared_bn_no_prologue
+// CHECK-NOT: tile_epilogue
+func.func @shared_bn_no_prologue(%arg0: tensor<1x1024x14x14xf32>) -> (tensor<1x1024x14x14xf32>, tensor<1x512x14x14xf32>) {
+  %x = "top.Input"(%arg0) : (tensor<1x1024x14x14xf32>) -> tensor<1x1024x14x14xf32> loc("x")
+  %s = "top.Weight"() : () -> tensor<1024x1x1x1xf32> loc("s")
+  %b = "top.Weight"() : () -> tensor<1024xf32> loc("b")
+  %w = "top.Weight"() : () -> tensor<512x1024x1x1xf32> loc("w")
+  %none = "top.None"() : () -> none
+  %n = "tpu.Conv"(%x, %s, %b) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1024 : i64, do_relu = true} : (tensor<1x1024x14x14xf32>, tensor<1024x1x1x1xf32>, tensor<1024xf32>) -> tensor<1x1024x14x14xf32> loc("n")
+  %c = "tpu.Conv"(%n, %w, %none) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x1024x14x14xf32>, tensor<512x1024x1x1xf32>, none) -> tensor<1x512x14x14xf32> loc("c")
+  return %n, %c : tensor<1x1024x14x14xf32>, tensor<1x512x14x14xf32>
+}

@@ -181,11 +181,23 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       (ins "::llvm::ArrayRef<::mlir::Operation *>":$epilogue), "",
       [{ return false; }]>,
     InterfaceMethod<[{
-        Emits the op's tiled code applying `epilogue` to every output tile
-        and storing the tiles to the last epilogue op's result. Only called
-        when takesTileEpilogue(epilogue) holds.
+        Whether the op's own tiled code can apply `prologue` (the op
+        defining its first operand, which has no other user) to each input
+        tile in LMEM right after its load, so that the prologue's result
+        never reaches DDR (the head of a tile epilogue group).
+      }], "bool", "takesTilePrologue",
+      (ins "::mlir::Operation *":$prologue), "",
+      [{ return false; }]>,
+    InterfaceMethod<[{
+        Emits the op's tiled code applying `prologue` (null for none; only
+        one takesTilePrologue accepts) to every input tile and `epilogue`
+        (possibly empty after a prologue) to every output tile, storing the
+        tiles to the last epilogue op's result (the op's own without one).
+        Only called when takesTileEpilogue(epilogue) holds or the epilogue
+        is empty.
       }], "::mlir::LogicalResult", "codegenTileEpilogue",
       (ins "::tpuc::backend::CodegenContext &":$ctx,
+           "::mlir::Operation *":$prologue,
            "::llvm::ArrayRef<::mlir::Operation *>":$epilogue), "",
       [{ return ::mlir::failure(); }]>,
     InterfaceMethod<[{

@@ -135,11 +135,16 @@ void printGroupPlan(llvm::raw_ostream &os,
                     const GroupPlan &plan);
 
 /// Whether `ops` can run as a tile epilogue group (tpu.Group's
-/// tile_epilogue): the first op (a MatMul or Conv) with its own tiled code,
+/// tile_epilogue): the head (a MatMul or Conv) with its own tiled code,
 /// then elementwise ops each reading the previous one's result, applied in
 /// place to every output tile before its store
-/// (CodegenInterface::takesTileEpilogue).
+/// (CodegenInterface::takesTileEpilogue). The head may follow a prologue
+/// it applies to each input tile after its load instead
+/// (CodegenInterface::takesTilePrologue; hasTilePrologue), then the ops
+/// after it may be none.
 bool isTileEpilogue(llvm::ArrayRef<mlir::Operation *> ops);
+/// Whether the first of `ops` is a prologue of the second, their head.
+bool hasTilePrologue(llvm::ArrayRef<mlir::Operation *> ops);
 /// Emits the tile epilogue group `ops` (see isTileEpilogue).
 mlir::LogicalResult emitTileEpilogue(CodegenContext &ctx,
                                      llvm::ArrayRef<mlir::Operation *> ops);

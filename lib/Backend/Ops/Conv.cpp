@@ -19,8 +19,14 @@
 // The first step, which the TIU waits for from a cold start, loads its
 // input tile in pieces of rows and runs its conv in bands of output rows,
 // each waiting only for the pieces its windows read, when the conv is
-// estimated compute-bound (a DDR-bound conv gains nothing from an early
-// TIU start and pays each piece's request).
+// estimated compute-bound, or of one or two steps and compute-bound once
+// the first step's loads are in (a DDR-bound conv gains nothing from an
+// early TIU start and pays each piece's request).
+//
+// A tile prologue (a folded BatchNorm and ReLU whose result only the conv
+// reads) runs in place on each input tile after its load, with its scale
+// and bias loaded per input-channel range: the image it normalizes never
+// goes through DDR, and the pad rows keep the pad value.
 //
 // When even one output channel's filter does not fit, the input channels are
 // split into slices (innermost loop) whose partial sums accumulate in the
@@ -49,7 +55,7 @@ namespace {
 constexpr int64_t kFirstStepBands = 8;
 
 LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
-                       TileEpilogue *tileEp);
+                       TileEpilogue *tileEp, tpu::ConvOp prologue = {});
 
 /// A float 1x1 conv to one channel whose weights are all equal (a mean
 /// over the channels: LayerNorm over C becomes one) as a sum across the
@@ -157,6 +163,21 @@ struct ConvModel
     return emitConv(cast<tpu::ConvOp>(op), ctx, nullptr);
   }
 
+  /// A float conv whose input is a folded BatchNorm (and relu) with no
+  /// other user: the per-channel scale, bias and relu run in place on
+  /// each input tile after its load (as a depthwise 1x1 conv), before the
+  /// tile is read, so the BatchNorm's result never goes through DDR.
+  bool takesTilePrologue(Operation *op, Operation *prologue) const {
+    auto conv = cast<tpu::ConvOp>(op);
+    auto pre = dyn_cast<tpu::ConvOp>(prologue);
+    return pre && conv.getInput() == pre.getOutput() &&
+           pre.getOutput().hasOneUse() && localInPlace(pre, 0) &&
+           supportsLocal(pre) && supportsLocal(op) && !isQuantizedOp(op) &&
+           chipDType(pre.getInput().getType()) ==
+               chipDType(pre.getOutput().getType()) &&
+           isFloat(chipDType(conv.getOutput().getType()));
+  }
+
   /// Elementwise ops on an F32 or INT8 result (F16/BF16 may accumulate
   /// in F32 tiles), with weights or residual tiles as other operands.
   bool takesTileEpilogue(Operation *op, ArrayRef<Operation *> epilogue) const {
@@ -165,11 +186,14 @@ struct ConvModel
            isElementwiseEpilogue(op, epilogue, /*allowResiduals=*/true);
   }
   LogicalResult codegenTileEpilogue(Operation *op, CodegenContext &ctx,
+                                    Operation *prologue,
                                     ArrayRef<Operation *> ops) const {
     TileEpilogue epilogue;
-    if (failed(epilogue.init(ctx, ops)))
+    if (!ops.empty() && failed(epilogue.init(ctx, ops)))
       return failure();
-    return emitConv(cast<tpu::ConvOp>(op), ctx, &epilogue);
+    return emitConv(cast<tpu::ConvOp>(op), ctx,
+                    ops.empty() ? nullptr : &epilogue,
+                    dyn_cast_or_null<tpu::ConvOp>(prologue));
   }
 
   bool supportsLocal(Operation *op) const {
@@ -380,12 +404,28 @@ struct ConvModel
 };
 
 LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
-                       TileEpilogue *tileEp) {
+                       TileEpilogue *tileEp, tpu::ConvOp prologue) {
   auto operands = getConvOperands(
       op, ctx,
-      tileEp ? std::optional<uint64_t>(tileEp->outAddr) : std::nullopt);
+      tileEp ? std::optional<uint64_t>(tileEp->outAddr) : std::nullopt,
+      prologue ? prologue.getInput() : Value());
   if (failed(operands))
     return failure();
+  // The prologue's per-channel scale and bias, loaded per input-channel
+  // range of the tiles.
+  std::optional<Tensor> proScale, proBias;
+  if (prologue) {
+    auto sc = getTensor(ctx, prologue.getFilter());
+    if (failed(sc))
+      return failure();
+    proScale = *sc;
+    if (!isNone(prologue.getBias())) {
+      auto b = getTensor(ctx, prologue.getBias());
+      if (failed(b))
+        return failure();
+      proBias = *b;
+    }
+  }
   // The epilogue's weights load first; its residual and scratch tiles
   // share the output tile's shape.
   if (tileEp && failed(tileEp->load(ctx)))
@@ -434,7 +474,8 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     unsigned wSlots = 2, inSlots = 2;
     bool ocOuter = true;
     double cost = 0;
-    bool tiuBound = false; // the TIU is estimated busier than the DDR
+    // The first step's conv runs in bands (see emitConv).
+    bool bandFirst = false;
   } best;
   SmallVector<int64_t> cands = ocTileCandidates(OC, L);
   const double bw = tg.ddr_bytes_per_cycle;
@@ -463,7 +504,8 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
       int64_t fixed = wSlots * ocSlots *
                           (icT * KH * KW * wes + (hasBias ? bes : 0) +
                            (epilogue->table ? 2 * 4 : 0)) +
-                      (10 + epBufs) * 64;
+                      (10 + epBufs) * 64 +
+                      (prologue ? 4 * (icSlotsL * 4 + 64) : 0);
       auto inPer = [&](int64_t nT, int64_t ohT) {
         return icSlotsL * nT * rowsFor(ohT) * W * ies;
       };
@@ -544,7 +586,13 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
                 bw +
             dmaOverhead;
         q.cost = std::max(dma, tiu) + std::min(dma, tiu) / steps + firstLoad;
-        q.tiuBound = tiu >= dma;
+        // Bands pay off when the TIU is the busier engine, or when a conv
+        // of one or two steps is TIU-bound once the first step's loads are
+        // in: the TIU's wait for them is then a large share of its time,
+        // which no later step hides. (With more steps, the next steps'
+        // loads queued behind the first absorb an early start.)
+        q.bandFirst = tiu >= dma || (steps <= 2 && tiu * (steps - 1) / steps >=
+                                                       dma - firstLoad);
         if (!best.ocT || q.cost < best.cost)
           best = q;
       }
@@ -628,6 +676,13 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
               1)))
         return failure();
   }
+  // The prologue's scale and bias (two slots each).
+  const unsigned kPro = pipe.groups.size();
+  if (prologue)
+    for (const std::optional<Tensor> &t : {proScale, proBias})
+      if (t && failed(pipe.addGroup(
+                   ctx, ctx.lmemBytes({1, icMax, 1, 1}, t->dtype), 2)))
+        return failure();
   SmallVector<SmallVector<LBuf *, 2>> resBufs(steps.size());
 
   const bool relu = op.getDoRelu();
@@ -661,7 +716,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     uint32_t gdma = 0;         // the load completing its rows
   };
   SmallVector<Band, 8> bands;
-  if (!split && best.tiuBound) {
+  if (!split && best.bandFirst && !prologue) {
     const Sp &sp = sps[steps[0].p];
     int64_t r0, rows, padT, padB;
     // A band's pieces pay a request each: bands only as long as each
@@ -684,6 +739,35 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
       }
     }
   }
+  // The prologue on input tile `tile` of channels [ic0, ic0 + ic), in
+  // place: its padding rows stay the conv's pad value (the image it pads
+  // is the prologue's result).
+  auto applyPrologue = [&](LBuf &x, const Operand &tile, int64_t ic0,
+                           int64_t ic) {
+    auto loadChannels = [&](unsigned g, const Tensor &t) {
+      auto [buf, fresh] = pipe.acquire(g, ic0 * (IC + 1) + ic);
+      Operand lm = lmemTensor(buf->addr, 1, ic, 1, 1, t.dtype);
+      if (fresh)
+        ctx.load(*buf, lm,
+                 ddrOperand(t.addr + ic0 * dtypeSize(t.dtype), {1, ic, 1, 1},
+                            {IC, 1, 1, 1}, t.dtype));
+      return std::make_pair(buf, lm);
+    };
+    auto [sb, scale] = loadChannels(kPro, *proScale);
+    SmallVector<LBuf *, 3> deps{&x, sb};
+    Operand biasL;
+    if (proBias) {
+      auto [bb, b] = loadChannels(kPro + 1, *proBias);
+      deps.push_back(bb), biasL = b;
+    }
+    chip::ConvParams pp;
+    pp.groups = int(ic);
+    pp.relu = prologue.getDoRelu();
+    ctx.tiu(makeConv(tile, tile, scale, biasL, pp), deps);
+    const double proLimit = prologue.getReluLimit().convertToDouble();
+    if (pp.relu && proLimit >= 0)
+      ctx.tiu(makeBinaryScalar(BinaryOp::Min, tile, tile, proLimit), {&x});
+  };
   auto loadStep = [&](size_t i) {
     const Step &st = steps[i];
     const OcTile &t = tiles[st.o];
@@ -720,7 +804,8 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
         return ddrOperand(in->addr + ((sp.n0 * IC + ic0) * H + r0 + a) * W * ies,
                           {sp.nT, ic, n, W}, {IC * H * W, H * W, W, 1}, types.in);
       };
-      if (!inRows(sp, r0, rows, padT, padB)) {
+      const bool any = inRows(sp, r0, rows, padT, padB);
+      if (!any) {
         ctx.fillLocal(*x, tileIn(0, rows), double(padValue));
       } else if (i == 0 && !bands.empty()) {
         // In pieces cut where a band's rows start or end, so each band
@@ -744,6 +829,8 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
       } else {
         ctx.load(*x, tileIn(0, rows), tileDdr(0, rows));
       }
+      if (prologue && any)
+        applyPrologue(*x, tileIn(0, rows), ic0, ic);
     }
     // The output tile stays put while its slices accumulate.
     auto [o, unused] = pipe.acquire(kOut, st.o * int64_t(sps.size()) + st.p);

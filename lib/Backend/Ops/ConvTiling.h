@@ -28,13 +28,15 @@ struct ConvOperands {
 template <typename OpTy>
 mlir::FailureOr<ConvOperands>
 getConvOperands(OpTy op, CodegenContext &ctx,
-                std::optional<uint64_t> outAddr = std::nullopt) {
+                std::optional<uint64_t> outAddr = std::nullopt,
+                mlir::Value input = {}) {
   auto types = macTypes(ctx, op.getFilter(), op.getBias());
   if (mlir::failed(types))
     return mlir::failure();
   // A result a tile epilogue transforms is stored where the last epilogue
   // op's result lives.
-  auto in = getTensor(ctx, op.getInput()), fl = getTensor(ctx, op.getFilter()),
+  // A tile prologue's input stands for the op's own, which has no DDR.
+  auto in = getTensor(ctx, input ? input : op.getInput()), fl = getTensor(ctx, op.getFilter()),
        out = outAddr ? mlir::FailureOr<Tensor>(tensorAt(op.getOutput(), *outAddr))
                      : getTensor(ctx, op.getOutput());
   if (mlir::failed(in) || mlir::failed(fl) || mlir::failed(out))

@@ -136,17 +136,27 @@ void TileEpilogue::apply(CodegenContext &ctx, LBuf &buf, const Operand &tile,
   }
 }
 
+bool hasTilePrologue(ArrayRef<Operation *> ops) {
+  auto cg = ops.size() < 2 ? nullptr : dyn_cast<CodegenInterface>(ops[1]);
+  return cg && canJoinLayerGroup(ops[0]) && canJoinLayerGroup(ops[1]) &&
+         cg.takesTilePrologue(ops[0]);
+}
+
 bool isTileEpilogue(ArrayRef<Operation *> ops) {
-  auto cg = ops.size() < 2 ? nullptr : dyn_cast<CodegenInterface>(ops[0]);
-  return cg && canJoinLayerGroup(ops[0]) &&
-         cg.takesTileEpilogue(ops.drop_front());
+  const size_t h = hasTilePrologue(ops) ? 1 : 0;
+  auto cg = ops.size() < 2 ? nullptr : dyn_cast<CodegenInterface>(ops[h]);
+  if (!cg || !canJoinLayerGroup(ops[h]))
+    return false;
+  ArrayRef<Operation *> epilogue = ops.drop_front(h + 1);
+  return epilogue.empty() ? h == 1 : cg.takesTileEpilogue(epilogue);
 }
 
 LogicalResult emitTileEpilogue(CodegenContext &ctx, ArrayRef<Operation *> ops) {
   if (!isTileEpilogue(ops))
     return ctx.error() << "does not start a tile epilogue group";
-  return cast<CodegenInterface>(ops[0]).codegenTileEpilogue(ctx,
-                                                            ops.drop_front());
+  const size_t h = hasTilePrologue(ops) ? 1 : 0;
+  return cast<CodegenInterface>(ops[h]).codegenTileEpilogue(
+      ctx, h ? ops[0] : nullptr, ops.drop_front(h + 1));
 }
 
 } // namespace backend

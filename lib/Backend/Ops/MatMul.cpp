@@ -100,7 +100,10 @@ struct MatMulModel
     return isElementwiseEpilogue(op, epilogue, /*allowResiduals=*/false);
   }
   LogicalResult codegenTileEpilogue(Operation *op, CodegenContext &ctx,
+                                    Operation *prologue,
                                     ArrayRef<Operation *> ops) const {
+    if (prologue)
+      return ctx.error() << "takes no tile prologue";
     SmallVector<Operation *> all{op};
     llvm::append_range(all, ops);
     if (closingMatMul(all))

@@ -92,25 +92,33 @@ LogicalResult GroupOp::verify() {
   return success();
 }
 
-/// A tile epilogue group is a tpu.MatMul or tpu.Conv and a chain of ops,
-/// each reading the previous one's result (its only use) as its first
-/// operand.
+/// A tile epilogue group is a tpu.MatMul or tpu.Conv (the head) and a chain
+/// of ops, each reading the previous one's result (its only use) as its
+/// first operand. A tpu.Conv head may follow a tpu.Conv prologue whose
+/// result it reads (its only use) as its input; the chain is then optional.
 LogicalResult GroupOp::verifyTileEpilogue() {
   if (getNSlices() > 1 || getHSlices() > 1 || getRowChunk() > 0)
     return emitOpError() << "a tile epilogue group is neither sliced nor "
                             "chunked";
   SmallVector<Operation *> ops = getMembers();
-  if (ops.size() < 2 || !isa<MatMulOp, ConvOp>(ops.front()))
+  auto onlyUse = [](Operation *user, Operation *def) {
+    Value prev = def->getResult(0);
+    return user->getNumOperands() != 0 && user->getOperand(0) == prev &&
+           prev.hasOneUse();
+  };
+  const size_t head = ops.size() >= 2 && isa<ConvOp>(ops[0]) &&
+                              isa<ConvOp>(ops[1]) && onlyUse(ops[1], ops[0])
+                          ? 1
+                          : 0;
+  if (ops.size() < 2 || !isa<MatMulOp, ConvOp>(ops[head]))
     return emitOpError() << "a tile epilogue group starts with a tpu.MatMul "
-                            "or tpu.Conv followed by at least one op";
-  for (size_t k = 1; k < ops.size(); ++k) {
-    Value prev = ops[k - 1]->getResult(0);
-    if (ops[k]->getNumOperands() == 0 || ops[k]->getOperand(0) != prev ||
-        !prev.hasOneUse())
+                            "or tpu.Conv followed by at least one op, or a "
+                            "tpu.Conv prologue and the tpu.Conv reading it";
+  for (size_t k = head + 1; k < ops.size(); ++k)
+    if (!onlyUse(ops[k], ops[k - 1]))
       return ops[k]->emitOpError()
              << "in a tile epilogue group must be the only user of the "
                 "previous member's result, as its first operand";
-  }
   return success();
 }
 

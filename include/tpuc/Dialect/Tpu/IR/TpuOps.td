@@ -334,7 +334,10 @@ def Tpu_GroupOp : Tpu_Op<"Group", [SingleBlock, NoRegionArguments,
     applying the chain to each output tile in local memory before its
     store, so only the chain's last result reaches DDR; a chain that
     closes with a second tpu.MatMul by a weight runs the pair fused over
-    chunks of the hidden columns. The default plan
+    chunks of the hidden columns; a tpu.Conv may also follow a
+    per-channel tpu.Conv (a folded BatchNorm and relu, its prologue) whose
+    result only it reads, applying it to each input tile after the load,
+    so the prologue's result never reaches DDR either. The default plan
     holds every tensor whole.
 
     ```mlir
