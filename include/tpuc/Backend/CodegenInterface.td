@@ -63,6 +63,16 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       [{ return ::llvm::cast<::tpuc::backend::CodegenInterface>(
                    $_op.getOperation()).localElementwise(); }]>,
     InterfaceMethod<[{
+        Whether codegenLocal, in the matrix view [batch, rows, 1, cols],
+        computes each row of the result from the same row of its operands
+        of the result's batch and from operands shared by every row (a
+        weight without batch dims, a row-broadcast bias or a scalar), so a
+        group whose ops all do may fold the batch into the rows, [1,
+        batch * rows, 1, cols]: the same row-major data on more lanes.
+      }], "bool", "localFoldsBatch", (ins), "",
+      [{ return ::llvm::cast<::tpuc::backend::CodegenInterface>(
+                   $_op.getOperation()).localRowwise(); }]>,
+    InterfaceMethod<[{
         The 4-D shape operand `operandIndex` has in LMEM inside a group (its
         DDR buffer holds it densely in this shape). Empty: the type's shape
         with leading 1s.
