@@ -167,6 +167,9 @@ void populateChannelsLastPatterns(RewritePatternSet &results,
 // ChannelShuffle.cpp: Slices of channel shuffles and of Convs.
 void populateChannelShufflePatterns(RewritePatternSet &results,
                                     MLIRContext *context);
+// MatMulColumns.cpp: Slices of a MatMul's blocks of columns.
+void populateMatMulColumnsPatterns(RewritePatternSet &results,
+                                   MLIRContext *context);
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
@@ -183,6 +186,7 @@ void SliceOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
   results.add<RemoveFullSlice>(context);
   populateChannelShufflePatterns(results, context);
+  populateMatMulColumnsPatterns(results, context);
 }
 
 void GatherOp::getCanonicalizationPatterns(RewritePatternSet &results,
