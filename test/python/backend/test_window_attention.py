@@ -1,12 +1,14 @@
 """Window attention as Swin computes it: tokens [1, H, W, C] partitioned
 into windows, a fused q/k/v projection reshaped [windows, tokens, 3, heads,
 d], permuted and split with Gathers along the 3, attention per window and
-head, the windows reversed, then a residual MLP on [1, H, W, C]. The
-compiled module computes q, k and v by three matmuls of their own columns
-(no rank-5 transpose is left), and the cmodel's output matches onnxruntime
-on both chips in F32 and F16."""
+head with a mask per window added at rank five (shifted windows), the
+windows reversed, then a residual MLP on [1, H, W, C]. The compiled module
+computes q, k and v by three matmuls of their own columns, adds the mask at
+rank four (no rank-5 tensor is left), and the cmodel's output matches
+onnxruntime on both chips in F32 and F16."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +36,9 @@ def window_model(path: Path, rng) -> None:
         "w1": rand(C, 4 * C, scale=C ** -0.5), "b1": rand(4 * C, scale=0.1),
         "w2": rand(4 * C, C, scale=(4 * C) ** -0.5), "b2": rand(C, scale=0.1),
         "scale": np.array(D ** -0.5, np.float32),
+        "mask": np.where(rng.random((1, NW, 1, T, T)) < 0.3, -100.0, 0.0).astype(np.float32),
+        "s_masked": np.array([1, NW, HEADS, T, T], np.int64),
+        "s_scores": np.array([NW, HEADS, T, T], np.int64),
         "s_part": np.array([1, H // WIN, WIN, W // WIN, WIN, C], np.int64),
         "s_win": np.array([NW, T, C], np.int64),
         "s_qkv": np.array([NW, T, 3, HEADS, D], np.int64),
@@ -56,7 +61,10 @@ def window_model(path: Path, rng) -> None:
         n("Gather", ["qkv", "i2"], ["v"], axis=0),
         n("Mul", ["q0", "scale"], ["q"]),
         n("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
-        n("MatMul", ["q", "kt"], ["s"]),
+        n("MatMul", ["q", "kt"], ["s0"]),
+        n("Reshape", ["s0", "s_masked"], ["s1"]),
+        n("Add", ["s1", "mask"], ["s2"]),
+        n("Reshape", ["s2", "s_scores"], ["s"]),
         n("Softmax", ["s"], ["p"], axis=-1),
         n("MatMul", ["p", "v"], ["o"]),
         n("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3]),
@@ -106,4 +114,6 @@ def test_window_attention_matches_onnxruntime(model, chip, mode):
     # q, k and v: three matmuls by [C, C] blocks of the fused weight.
     assert final.count(f"tensor<{C}x{C}xf") >= 4  # q, k, v and the projection
     assert f"tensor<{C}x{3 * C}xf" not in final
+    add_shapes = re.findall(r'"tpu\.Add".*-> tensor<((?:\d+x)+)f', final)
+    assert add_shapes and all(shape.count("x") <= 4 for shape in add_shapes)
     assert r.passed
