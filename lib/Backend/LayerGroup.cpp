@@ -530,6 +530,12 @@ struct LayerGroupPass
             break;
           continue;
         }
+        // A group that only loads results and stores them back moves the
+        // data through LMEM: the ops' own DDR-to-DDR copies pay the DDR
+        // latency once, not twice.
+        if (llvm::all_of(plan->loaded, [](bool l) { return l; }) &&
+            llvm::all_of(plan->stored, [](bool s) { return s; }))
+          continue;
         double c = best[i] + estimateGroupCycles(run, *plan, target);
         if (c < best[j])
           best[j] = c, from[j] = i, nSlices[j] = plan->nSlices,

@@ -32,6 +32,12 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         Byte offset of the result inside the aliased operand's buffer (a
         contiguous view such as a channel range of an NCHW tensor).
       }], "int64_t", "aliasedByteOffset", (ins), "", [{ return 0; }]>,
+    InterfaceMethod<[{
+        Whether codegen (outside a layer group) writes the result in the
+        strided blocks tpu-assign-address places it in (kBlockStrideAttr:
+        runs of `block` elements `stride` apart), so a Concat with dims
+        before its axis may hold it in place.
+      }], "bool", "writesBlocks", (ins), "", [{ return false; }]>,
     InterfaceMethod<[{ Multiply-accumulates the op performs (roofline). }],
       "int64_t", "getMacs", (ins), "", [{ return 0; }]>,
     InterfaceMethod<[{

@@ -1,11 +1,12 @@
-"""Window attention as Swin computes it: tokens [1, H, W, C] partitioned
-into windows, a fused q/k/v projection reshaped [windows, tokens, 3, heads,
-d], permuted and split with Gathers along the 3, attention per window and
-head with a mask per window added at rank five (shifted windows), the
-windows reversed, then a residual MLP on [1, H, W, C]. The compiled module
-computes q, k and v by three matmuls of their own columns, adds the mask at
-rank four (no rank-5 tensor is left), and the cmodel's output matches
-onnxruntime on both chips in F32 and F16."""
+"""Shifted-window attention as Swin computes it: tokens [1, H, W, C]
+rolled (two Slices and a Concat per axis) and partitioned into windows, a
+fused q/k/v projection reshaped [windows, tokens, 3, heads, d], permuted
+and split with Gathers along the 3, attention per window and head with a
+mask per window added at rank five, the windows reversed and rolled back,
+then a residual MLP on [1, H, W, C]. The compiled module computes q, k and
+v by three matmuls of their own columns, adds the mask at rank four (no
+rank-5 tensor is left), and the cmodel's output matches onnxruntime on
+both chips in F32 and F16."""
 from __future__ import annotations
 
 import re
@@ -22,6 +23,7 @@ from tpuc.transform import transform
 
 H = W = 8          # tokens per side
 C, HEADS, WIN = 32, 2, 4
+SHIFT = WIN // 2
 D = C // HEADS
 NW, T = (H // WIN) * (W // WIN), WIN * WIN
 
@@ -48,8 +50,20 @@ def window_model(path: Path, rng) -> None:
         "i2": np.array(2, np.int64),
     }
     n = helper.make_node
-    nodes = [
-        n("Reshape", ["x", "s_part"], ["xp"]),
+    def roll(x, y, shift, axis):
+        """torch.roll of x by `shift` along `axis` as exported: two Slices
+        and their Concat."""
+        size = (H, W)[axis - 1]
+        inits[f"{y}_lo"] = np.array([-shift % size], np.int64)
+        inits[f"{y}_hi"] = np.array([size], np.int64)
+        inits[f"{y}_zero"] = np.array([0], np.int64)
+        inits[f"{y}_axis"] = np.array([axis], np.int64)
+        return [n("Slice", [x, f"{y}_lo", f"{y}_hi", f"{y}_axis"], [f"{y}_a"]),
+                n("Slice", [x, f"{y}_zero", f"{y}_lo", f"{y}_axis"], [f"{y}_b"]),
+                n("Concat", [f"{y}_a", f"{y}_b"], [y], axis=axis)]
+
+    nodes = roll("x", "xh", -SHIFT, 1) + roll("xh", "xs", -SHIFT, 2) + [
+        n("Reshape", ["xs", "s_part"], ["xp"]),
         n("Transpose", ["xp"], ["xt"], perm=[0, 1, 3, 2, 4, 5]),
         n("Reshape", ["xt", "s_win"], ["xw"]),
         n("MatMul", ["xw", "wqkv"], ["qkv0"]),
@@ -73,7 +87,8 @@ def window_model(path: Path, rng) -> None:
         n("Add", ["pr0", "bproj"], ["pr"]),
         n("Reshape", ["pr", "s_back"], ["pb"]),
         n("Transpose", ["pb"], ["pbt"], perm=[0, 1, 3, 2, 4, 5]),
-        n("Reshape", ["pbt", "s_img"], ["a"]),
+        n("Reshape", ["pbt", "s_img"], ["as"]),
+        *roll("as", "ah", SHIFT, 1), *roll("ah", "a", SHIFT, 2),
         n("Add", ["x", "a"], ["r"]),
         n("MatMul", ["r", "w1"], ["h0"]),
         n("Add", ["h0", "b1"], ["h1"]),
