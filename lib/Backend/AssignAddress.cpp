@@ -256,19 +256,26 @@ struct AssignAddressPass
     // A Concat with dims before its axis (ShuffleNet's channel interleave,
     // [N, m, g, H, W] on axis 2) takes each operand in blocks of
     // `operand[axis] * inner` elements, `result[axis] * inner` apart. Only a
-    // layer group's stores can write such a layout, so an operand goes in
-    // place only when it is a group's NCHW result (or a view of one) that
-    // nothing but the Concat reads, and its blocks are whole planes or
-    // whole images.
+    // layer group's stores and ops whose own code writes strided blocks
+    // (writesBlocks) can write such a layout, so an operand goes in place
+    // only when it is such an op's result (or a view of one) that nothing
+    // but the Concat reads, and its blocks are whole planes or whole images
+    // of a group's NCHW result, or runs of an op's trailing dims.
     auto stridable = [&](Operation *src, tpu::ConcatOp concat, int64_t block) {
       Buffer &o = buffers[bufferOf[src]];
       Operation *m = o.holders.front();
       auto g = dyn_cast_or_null<tpu::GroupOp>(m->getParentOp());
-      if (!g || g.getRowChunk() != 0 || m->getNumResults() != 1)
+      auto cg = dyn_cast<CodegenInterface>(m);
+      const bool own = !g && cg && cg.writesBlocks();
+      if ((!own && (!g || g.getRowChunk() != 0)) || m->getNumResults() != 1)
         return false;
       auto ms = getShape(m->getResult(0));
-      if (ms.size() != 4 ||
-          (block != ms[2] * ms[3] && block != ms[1] * ms[2] * ms[3]))
+      int64_t trailing = 1;
+      for (size_t d = ms.size(); own && d-- > 0 && trailing < block;)
+        trailing *= ms[d];
+      if (own ? trailing != block
+              : ms.size() != 4 || (block != ms[2] * ms[3] &&
+                                   block != ms[1] * ms[2] * ms[3]))
         return false;
       auto readOnlyBy = [&](Value v) {
         return llvm::all_of(v.getUsers(), [&](Operation *u) {
@@ -276,7 +283,7 @@ struct AssignAddressPass
         });
       };
       for (Operation *h : o.holders) {
-        if (h != m) {
+        if (h != m || own) {
           if (!readOnlyBy(h->getResult(0)))
             return false;
           continue;

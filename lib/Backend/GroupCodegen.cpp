@@ -262,6 +262,46 @@ static LogicalResult sliceBatch(GroupPlan &plan, ArrayRef<Operation *> ops,
   return success();
 }
 
+/// Folds the batch of the matrix view into the rows, [batch, rows, 1, cols]
+/// -> [1, batch * rows, 1, cols], in every tensor of a group whose ops all
+/// allow it (localFoldsBatch): a linear layer over a few rows of many
+/// batches (tokens of windows) otherwise leaves most lanes idle. The
+/// row-major data is the same, so loads and stores do not change. An
+/// operand either has its op's batch or is shared by every row (batch 1;
+/// for a row-wise op, a row or a scalar).
+static void foldBatches(GroupPlan &plan, ArrayRef<Operation *> ops,
+                        function_ref<uint64_t(std::array<int64_t, 4>, DType)>
+                            bytesOf) {
+  if (llvm::is_contained(plan.loaded, true) ||
+      llvm::none_of(plan.buffers, [](const GroupPlan::Buffer &b) {
+        return b.shape[0] > 1;
+      }) ||
+      llvm::any_of(plan.buffers, [](const GroupPlan::Buffer &b) {
+        return b.shape[2] != 1;
+      }))
+    return;
+  for (auto [k, op] : llvm::enumerate(ops)) {
+    auto cg = cast<CodegenInterface>(op);
+    if (!cg.localFoldsBatch())
+      return;
+    const int64_t batch = plan.buffers[plan.results[k]].shape[0];
+    for (int b : plan.operands[k]) {
+      if (b < 0)
+        continue;
+      const auto &s = plan.buffers[b].shape;
+      if (s[0] != batch &&
+          (s[0] != 1 || (cg.localRowwise() && s[1] != 1)))
+        return;
+    }
+  }
+  for (GroupPlan::Buffer &b : plan.buffers) {
+    if (b.shape[0] == 1)
+      continue;
+    b.shape = {1, b.shape[0] * b.shape[1], 1, b.shape[3]};
+    b.bytes = b.slots * bytesOf(b.shape, b.dtype);
+  }
+}
+
 /// Plans `ops`; rows-view groups hold `chunk` rows per lane of each tensor
 /// (0: all of them); NCHW groups run as `nSlices` slices of the batch, each
 /// as `slices` slices of rows.
@@ -458,6 +498,8 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     plan.temps.push_back(temps);
     plan.stored.push_back(isStoredInGroup(op, ops));
   }
+  if (!rows && slices <= 1 && nSlices <= 1)
+    foldBatches(plan, ops, bytesOf);
   if (nSlices > 1 && (rows || ownLayouts || llvm::is_contained(plan.loaded, true) ||
                       failed(sliceBatch(plan, ops, nSlices))))
     return failure();

@@ -63,8 +63,10 @@ uint64_t tensorBytes(Value v) {
 
 /// TIU cycles of `op` on whole tensors: MACs (or result elements) over the
 /// lanes its channels occupy (in a group, those of the layout the group
-/// holds its result in) and the dtype's execution units.
-double tiuCycles(Operation *op, const Target &t, bool inGroup = false) {
+/// holds its result in: `held` channels, or the op's own layout when 0)
+/// and the dtype's execution units.
+double tiuCycles(Operation *op, const Target &t, bool inGroup = false,
+                 int64_t held = 0) {
   auto cg = cast<CodegenInterface>(op);
   Value res = op->getResult(0);
   auto shape = getShape(res);
@@ -80,7 +82,10 @@ double tiuCycles(Operation *op, const Target &t, bool inGroup = false) {
   SmallVector<int64_t, 4> local;
   if (inGroup)
     local = cg.localResultShape();
-  int64_t c = local.size() == 4 ? local[1] : shape.size() == 4 ? shape[1] : t.lanes;
+  int64_t c = held > 0              ? held
+              : local.size() == 4   ? local[1]
+              : shape.size() == 4   ? shape[1]
+                                    : t.lanes;
   // A conv spreading its work over idle lanes: `parts` times the lanes,
   // plus the passes adding its partial sums.
   const int64_t parts = inGroup ? cg.localLaneParts(t.lanes) : 1;
@@ -121,7 +126,8 @@ double soloCycles(Operation *op, const Target &t, uint64_t extraBytes = 0) {
 }
 
 /// Cycles of `ops` as one group of whole tensors (see the file comment).
-double groupCycles(ArrayRef<Operation *> ops, const Target &t) {
+double groupCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
+                   const Target &t) {
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   llvm::SmallPtrSet<void *, 16> loaded;
   const double bw = t.ddr_bytes_per_cycle,
@@ -161,7 +167,8 @@ double groupCycles(ArrayRef<Operation *> ops, const Target &t) {
     if (cg.localLoad() && !cg.localCompute() && first &&
         !inDdrBeforeGroup(first, ops))
       tiu += fixed + tensorBytes(first) / bw + loadCycles(ops[k]);
-    tiu = std::max(tiu, ready[k]) + tiuCycles(ops[k], t, true);
+    tiu = std::max(tiu, ready[k]) +
+          tiuCycles(ops[k], t, true, plan.buffers[plan.results[k]].shape[1]);
     Value res = ops[k]->getResult(0);
     if (llvm::any_of(res.getUsers(),
                      [&](Operation *u) { return !members.contains(u); }) ||
@@ -211,7 +218,8 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
       int r = plan.results[k];
       double frac = double(plan.held[s][r].size()) / double(pb[r].height);
       if (frac > 0)
-        tiu[s] += (tiuCycles(ops[k], t, true) - t.tiu_issue_cycles) * frac *
+        tiu[s] += (tiuCycles(ops[k], t, true, pb[r].shape[1]) -
+                   t.tiu_issue_cycles) * frac *
                       part +
                   t.tiu_issue_cycles;
       if (plan.stored[k] && plan.storedRows[s][k].size())
@@ -284,7 +292,7 @@ double tpuc::backend::estimateGroupCycles(ArrayRef<Operation *> ops,
                                           const GroupPlan &plan,
                                           const Target &target) {
   return plan.looped() ? slicedCycles(ops, plan, target)
-                       : groupCycles(ops, target);
+                       : groupCycles(ops, plan, target);
 }
 
 void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
@@ -533,6 +541,12 @@ struct LayerGroupPass
             break;
           continue;
         }
+        // A group that only loads results and stores them back moves the
+        // data through LMEM: the ops' own DDR-to-DDR copies pay the DDR
+        // latency once, not twice.
+        if (llvm::all_of(plan->loaded, [](bool l) { return l; }) &&
+            llvm::all_of(plan->stored, [](bool s) { return s; }))
+          continue;
         double c = best[i] + estimateGroupCycles(run, *plan, target);
         if (c < best[j])
           best[j] = c, from[j] = i, nSlices[j] = plan->nSlices,

@@ -46,3 +46,23 @@ func.func @main(%arg0: tensor<1x4x2x2xf32>) -> (tensor<1x8x2x2xf32>, tensor<1x4x
   %y = "tpu.Reshape"(%i) : (tensor<1x4x2x2x2xf32>) -> tensor<1x8x2x2xf32> loc("y")
   return %y, %c : tensor<1x8x2x2xf32>, tensor<1x4x2x2xf32>
 }
+
+// -----
+
+// A roll along W (Swin's shifted windows): two Slices along W and their
+// Concat. The Slices copy DDR to DDR straight into the Concat's result, in
+// strided blocks (a group that only loads and stores them would pay the DDR
+// latency twice): two moves in all, no layer group.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: tpu.gdma_instructions = 2
+// CHECK-NOT: tpu.Group
+// CHECK: tpu.Slice{{.*}}ddr.addr = 4224 : i64, ddr.block_stride = [6, 8]
+// CHECK: tpu.Slice{{.*}}ddr.addr = 4248 : i64, ddr.block_stride = [2, 8]
+// CHECK: tpu.Concat{{.*}}ddr.addr = 4224 : i64
+func.func @main(%arg0: tensor<1x4x8x1xf32>) -> tensor<1x4x8x1xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x4x8x1xf32>) -> tensor<1x4x8x1xf32> loc("x")
+  %a = "tpu.Slice"(%x) {offsets = [0, 0, 2, 0], steps = [1, 1, 1, 1]} : (tensor<1x4x8x1xf32>) -> tensor<1x4x6x1xf32> loc("a")
+  %b = "tpu.Slice"(%x) {offsets = [0, 0, 0, 0], steps = [1, 1, 1, 1]} : (tensor<1x4x8x1xf32>) -> tensor<1x4x2x1xf32> loc("b")
+  %r = "tpu.Concat"(%a, %b) {axis = 2 : i64} : (tensor<1x4x6x1xf32>, tensor<1x4x2x1xf32>) -> tensor<1x4x8x1xf32> loc("r")
+  return %r : tensor<1x4x8x1xf32>
+}

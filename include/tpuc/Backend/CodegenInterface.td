@@ -32,6 +32,12 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         Byte offset of the result inside the aliased operand's buffer (a
         contiguous view such as a channel range of an NCHW tensor).
       }], "int64_t", "aliasedByteOffset", (ins), "", [{ return 0; }]>,
+    InterfaceMethod<[{
+        Whether codegen (outside a layer group) writes the result in the
+        strided blocks tpu-assign-address places it in (kBlockStrideAttr:
+        runs of `block` elements `stride` apart), so a Concat with dims
+        before its axis may hold it in place.
+      }], "bool", "writesBlocks", (ins), "", [{ return false; }]>,
     InterfaceMethod<[{ Multiply-accumulates the op performs (roofline). }],
       "int64_t", "getMacs", (ins), "", [{ return 0; }]>,
     InterfaceMethod<[{
@@ -62,6 +68,16 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       }], "bool", "localRowwise", (ins), "",
       [{ return ::llvm::cast<::tpuc::backend::CodegenInterface>(
                    $_op.getOperation()).localElementwise(); }]>,
+    InterfaceMethod<[{
+        Whether codegenLocal, in the matrix view [batch, rows, 1, cols],
+        computes each row of the result from the same row of its operands
+        of the result's batch and from operands shared by every row (a
+        weight without batch dims, a row-broadcast bias or a scalar), so a
+        group whose ops all do may fold the batch into the rows, [1,
+        batch * rows, 1, cols]: the same row-major data on more lanes.
+      }], "bool", "localFoldsBatch", (ins), "",
+      [{ return ::llvm::cast<::tpuc::backend::CodegenInterface>(
+                   $_op.getOperation()).localRowwise(); }]>,
     InterfaceMethod<[{
         The 4-D shape operand `operandIndex` has in LMEM inside a group (its
         DDR buffer holds it densely in this shape). Empty: the type's shape

@@ -613,8 +613,23 @@ struct SliceModel : public PickModel<SliceModel, tpu::SliceOp> {
       src.strides[d] = inStrides[d] * steps[d];
     }
     src.addr += off * es;
-    return ctx.copy(DdrView::dense(out.addr, out.shape, out.dtype), src);
+    DdrView dst = DdrView::dense(out.addr, out.shape, out.dtype);
+    if (auto bs = ddrBlockStride(op->getResult(0))) {
+      // Placed in a Concat's result: blocks of the trailing dims whose
+      // elements make `block`, each `stride` elements after the last.
+      auto [block, stride] = *bs;
+      int64_t inner = 1;
+      size_t k = out.shape.size();
+      while (k > 0 && inner < block)
+        inner *= out.shape[--k];
+      if (inner != block)
+        return ctx.error() << "internal: block stride does not fit the slice";
+      for (size_t d = k; d-- > 0;)
+        dst.strides[d] = d + 1 == k ? stride : dst.strides[d + 1] * out.shape[d + 1];
+    }
+    return ctx.copy(dst, src);
   }
+  bool writesBlocks(Operation *) const { return true; }
 };
 
 struct ConcatModel

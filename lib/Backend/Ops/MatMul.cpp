@@ -146,6 +146,12 @@ struct MatMulModel
            op.getQuant() && op.getQuant().getDefiningOp<top::WeightOp>() &&
            getShape(op.getQuant()) == ArrayRef<int64_t>{1, 2};
   }
+  /// A right operand without batch dims is shared by every row of the
+  /// left one, as the tiled code folds the batches into M.
+  bool localFoldsBatch(Operation *op) const {
+    return getShape(op->getOperand(1)).size() == 2 &&
+           !isRowTimesWeight(cast<tpu::MatMulOp>(op));
+  }
   unsigned localTemps(Operation *op) const { return isQuantizedOp(op); }
   Type localTempType(Operation *op, unsigned) const {
     return IntegerType::get(op->getContext(), 32);

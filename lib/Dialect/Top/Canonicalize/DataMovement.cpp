@@ -167,6 +167,14 @@ void populateChannelsLastPatterns(RewritePatternSet &results,
 // ChannelShuffle.cpp: Slices of channel shuffles and of Convs.
 void populateChannelShufflePatterns(RewritePatternSet &results,
                                     MLIRContext *context);
+// SliceConcat.cpp: Slices of Concats and of Slices, Concats of Concats.
+void populateSliceConcatPatterns(RewritePatternSet &results,
+                                 MLIRContext *context);
+void populateConcatOfConcatsPatterns(RewritePatternSet &results,
+                                     MLIRContext *context);
+// MatMulColumns.cpp: Slices of a MatMul's blocks of columns.
+void populateMatMulColumnsPatterns(RewritePatternSet &results,
+                                   MLIRContext *context);
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
@@ -183,6 +191,13 @@ void SliceOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
   results.add<RemoveFullSlice>(context);
   populateChannelShufflePatterns(results, context);
+  populateMatMulColumnsPatterns(results, context);
+  populateSliceConcatPatterns(results, context);
+}
+
+void ConcatOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  populateConcatOfConcatsPatterns(results, context);
 }
 
 void GatherOp::getCanonicalizationPatterns(RewritePatternSet &results,

@@ -106,9 +106,13 @@ struct FuseErfGelu : OpRewritePattern<MulOp> {
 
 } // namespace
 
+// BinaryRank.cpp: Muls of more than four dims with leading unit dims.
+void populateMulRankPatterns(RewritePatternSet &results, MLIRContext *context);
+
 void MulOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *context) {
   results.add<FuseErfGelu>(context);
+  populateMulRankPatterns(results, context);
 }
 
 } // namespace top

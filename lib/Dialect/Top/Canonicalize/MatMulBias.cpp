@@ -51,9 +51,13 @@ struct FuseBiasAddIntoMatMul : OpRewritePattern<AddOp> {
 
 } // namespace
 
+// BinaryRank.cpp: Adds of more than four dims with leading unit dims.
+void populateAddRankPatterns(RewritePatternSet &results, MLIRContext *context);
+
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *context) {
   results.add<FuseBiasAddIntoMatMul>(context);
+  populateAddRankPatterns(results, context);
 }
 
 } // namespace top

@@ -301,6 +301,7 @@ def Top_ConcatOp : Top_ComputeOp<"Concat"> {
                    DefaultValuedAttr<BoolAttr, "false">:$do_relu);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Top_SliceOp : Top_ComputeOp<"Slice"> {
