@@ -934,6 +934,26 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
   // Weights load in the first slice, in order of first use among inputs;
   // a split filter after its op's other operands, so its first run is all
   // the op waits for.
+  // In the first slice the weights go ahead of an input that waits for the
+  // previous op's held-back stores, when their LMEM is free of that op's
+  // last compute: then the GDMA moves them while it computes, instead of
+  // queueing them behind those stores and the input while the TIU idles.
+  auto weightsFirst = [&]() {
+    bool waits = false;
+    for (size_t i = 0; i < pb.size(); ++i) {
+      LBuf b = ctx.part(addrOf(int(i), 0), slotBytes(int(i)));
+      if (pb[i].kind == GroupPlan::Kind::Weight &&
+          b.tiu >= ctx.deferredTiuWait())
+        return false;
+      if (pb[i].kind != GroupPlan::Kind::Input)
+        continue;
+      Rows rows = heldRows(int(i), 0);
+      auto addr = ddrAddr(pb[i].value);
+      waits |= rows.size() && addr &&
+               ctx.loadWaitsForDeferred(b, ddr(int(i), *addr, 0, rows));
+    }
+    return waits;
+  };
   auto loadSlice = [&](int64_t g) -> LogicalResult {
     std::vector<bool> loaded(pb.size(), false);
     auto isRuns = [&](size_t k, size_t j) { return j == 1 && !split[k].empty(); };
@@ -959,11 +979,19 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
       loadFilterRuns(ctx, b, to, from, split[k], runBufs[k]);
       return success();
     };
-    for (auto [k, opnds] : llvm::enumerate(plan.operands))
-      for (bool runs : {false, true})
-        for (auto [j, i] : llvm::enumerate(opnds))
-          if (isRuns(k, j) == runs && failed(loadOperand(k, j, i)))
-            return failure();
+    const bool early = g == 0 && weightsFirst();
+    for (bool weightPass : {true, false}) {
+      if (weightPass && !early)
+        continue;
+      for (auto [k, opnds] : llvm::enumerate(plan.operands))
+        for (bool runs : {false, true})
+          for (auto [j, i] : llvm::enumerate(opnds))
+            if (isRuns(k, j) == runs &&
+                (!weightPass ||
+                 (i >= 0 && pb[i].kind == GroupPlan::Kind::Weight)) &&
+                failed(loadOperand(k, j, i)))
+              return failure();
+    }
     return success();
   };
 
