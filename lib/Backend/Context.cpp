@@ -392,18 +392,30 @@ uint64_t CodegenContext::lmemBytes(std::array<int64_t, 4> s, DType t) const {
   return lmemBytesPerLane(s[0], s[1], s[2], s[3], t, 0, lanes());
 }
 
-uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
-                              const Operand &from) {
+bool CodegenContext::loadWaitsForDeferred(const LBuf &dst,
+                                          const Operand &from) const {
   // A load may pass the held-back stores when it neither reads what they
   // write nor overwrites what they read.
-  if (!deferred_.empty()) {
-    bool ddr = from.space == Space::DDR;
-    if (!ddr || overlapsDeferred(dst.addr, dst.addr + dst.bytes) ||
-        llvm::any_of(deferred_, [&](const Deferred &d) {
-          return ddrOverlap(from, d.inst.dst);
-        }))
-      flushStores();
-  }
+  if (deferred_.empty())
+    return false;
+  return from.space != Space::DDR ||
+         overlapsDeferred(dst.addr, dst.addr + dst.bytes) ||
+         llvm::any_of(deferred_, [&](const Deferred &d) {
+           return ddrOverlap(from, d.inst.dst);
+         });
+}
+
+uint32_t CodegenContext::deferredTiuWait() const {
+  uint32_t w = UINT32_MAX;
+  for (const Deferred &d : deferred_)
+    w = std::min(w, d.inst.wait_id);
+  return w;
+}
+
+uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
+                              const Operand &from) {
+  if (loadWaitsForDeferred(dst, from))
+    flushStores();
   uint32_t id = builder_.gdma(makeDmaMove(to, from), dst.tiu);
   dst.gdma = id;
   touch(dst);

@@ -865,22 +865,27 @@ static Operand channelsOf(Operand o, int64_t c, int64_t n, int64_t lanes) {
 }
 
 /// Loads filter `from` into `buf` (held as `to`) in `runs` of output
-/// channels, one LBuf per run appended to `runBufs`: `buf` is loaded once
-/// its last run is.
+/// channels, one LBuf per run in `runBufs`: `buf` is loaded once its last
+/// run is. With `which`, only the runs it accepts (it may narrow the run's
+/// fences), the others in a later call.
 static void loadFilterRuns(CodegenContext &ctx, LBuf &buf, const Operand &to,
                            const Operand &from,
                            ArrayRef<std::pair<int64_t, int64_t>> runs,
-                           SmallVectorImpl<LBuf> &runBufs) {
-  for (auto [c, n] : runs) {
+                           SmallVectorImpl<LBuf> &runBufs,
+                           function_ref<bool(size_t, LBuf &)> which = nullptr) {
+  runBufs.resize(runs.size());
+  for (auto [j, cn] : llvm::enumerate(runs)) {
+    auto [c, n] = cn;
     Operand d = from;
     d.addr += uint64_t(c * d.stride[1]) * dtypeSize(d.dtype);
     d.shape[1] = uint32_t(n);
     LBuf run = buf;
+    if (which && !which(j, run))
+      continue;
     ctx.load(run, channelsOf(to, c, n, ctx.lanes()), d);
-    runBufs.push_back(run);
-  }
-  for (const LBuf &run : runBufs)
+    runBufs[j] = run;
     buf.gdma = std::max(buf.gdma, run.gdma);
+  }
 }
 
 /// Emits `op` one run of its output channels at a time, each waiting only
@@ -976,36 +981,93 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
   // Weights load in the first slice, in order of first use among inputs;
   // a split filter after its op's other operands, so its first run is all
   // the op waits for.
+  // In the first slice, when an input waits for the previous op's
+  // held-back stores, the weights (and runs of a split filter) whose LMEM
+  // the previous op's last compute leaves alone go ahead of it: the GDMA
+  // moves them while that op computes, instead of queueing them behind
+  // those stores and the input while the TIU idles.
+  auto inputsWait = [&]() {
+    for (size_t i = 0; i < pb.size(); ++i) {
+      if (pb[i].kind != GroupPlan::Kind::Input)
+        continue;
+      Rows rows = heldRows(int(i), 0);
+      auto addr = ddrAddr(pb[i].value);
+      if (rows.size() && addr &&
+          ctx.loadWaitsForDeferred(ctx.part(addrOf(int(i), 0), slotBytes(int(i))),
+                                   ddr(int(i), *addr, 0, rows)))
+        return true;
+    }
+    return false;
+  };
+  uint32_t busyFrom = 0;
+  auto freeOfLast = [&](uint64_t addr, uint64_t bytes) {
+    return ctx.part(addr, bytes).tiu < busyFrom;
+  };
+  std::vector<SmallVector<bool, 8>> runLoaded(ops.size());
   auto loadSlice = [&](int64_t g) -> LogicalResult {
     std::vector<bool> loaded(pb.size(), false);
     auto isRuns = [&](size_t k, size_t j) { return j == 1 && !split[k].empty(); };
-    auto loadOperand = [&](size_t k, size_t j, int i) -> LogicalResult {
+    // early: only the free weights and runs.
+    auto loadOperand = [&](size_t k, size_t j, int i, bool early) -> LogicalResult {
       if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i] ||
-          (pb[i].kind == GroupPlan::Kind::Weight && g > 0))
+          (pb[i].kind == GroupPlan::Kind::Weight && g > 0) ||
+          (early && pb[i].kind != GroupPlan::Kind::Weight))
         return success();
-      loaded[i] = true;
+      const bool runs = isRuns(k, j);
+      if (early && !runs && !freeOfLast(addrOf(i, 0), slotBytes(i)))
+        return success();
       Rows rows = heldRows(i, g);
-      if (!rows.size())
+      if (!rows.size()) {
+        loaded[i] = true;
         return success();
+      }
       auto addr = ddrAddr(pb[i].value);
       if (!addr)
         return ctx.error() << "group operand has no DDR address";
-      LBuf &b = make(i, slot(i, g));
+      LBuf &b = made[i][slot(i, g)] && g == 0 && runs ? bufs[i][slot(i, g)]
+                                                       : make(i, slot(i, g));
       Operand to = lmem(i, g, rows, rows), from = ddr(i, *addr, g, rows);
-      if (!isRuns(k, j)) {
+      if (!runs) {
+        loaded[i] = true;
         ctx.load(b, to, from);
         if (pb[i].kind == GroupPlan::Kind::Weight)
           cast<CodegenInterface>(ops[k]).codegenLocalWeightLayout(ctx, unsigned(j), b, to);
         return success();
       }
-      loadFilterRuns(ctx, b, to, from, split[k], runBufs[k]);
+      // A run of whole lane slots is its own byte range of the filter.
+      const uint64_t wholeTiu = ctx.part(b.addr, b.bytes).tiu;
+      runLoaded[k].resize(split[k].size(), false);
+      loadFilterRuns(ctx, b, to, from, split[k], runBufs[k],
+                     [&](size_t r, LBuf &run) {
+                       if (runLoaded[k][r])
+                         return false;
+                       Operand t = channelsOf(to, split[k][r].first,
+                                              split[k][r].second, ctx.lanes());
+                       LBuf own = ctx.part(
+                           t.addr, ctx.lmemBytes({t.shape[0], t.shape[1],
+                                                  t.shape[2], t.shape[3]},
+                                                 t.dtype));
+                       if (b.tiu <= wholeTiu)
+                         run = own;
+                       if (early && run.tiu >= busyFrom)
+                         return false;
+                       runLoaded[k][r] = true;
+                       return true;
+                     });
+      loaded[i] = !early || llvm::all_of(runLoaded[k], [](bool l) { return l; });
       return success();
     };
-    for (auto [k, opnds] : llvm::enumerate(plan.operands))
-      for (bool runs : {false, true})
-        for (auto [j, i] : llvm::enumerate(opnds))
-          if (isRuns(k, j) == runs && failed(loadOperand(k, j, i)))
-            return failure();
+    const bool early = g == 0 && inputsWait();
+    busyFrom = ctx.deferredTiuWait();
+    for (bool pass : {true, false}) {
+      if (pass && !early)
+        continue;
+      for (auto [k, opnds] : llvm::enumerate(plan.operands))
+        for (bool runs : {false, true})
+          for (auto [j, i] : llvm::enumerate(opnds))
+            if (isRuns(k, j) == runs && failed(loadOperand(k, j, i, pass)))
+              return failure();
+    }
     return success();
   };
 

@@ -114,6 +114,12 @@ public:
   void flushStores();
   /// Whether a held-back store reads LMEM in [lo, hi) per lane.
   bool overlapsDeferred(uint64_t lo, uint64_t hi) const;
+  /// Whether load(dst, ..., from) would first emit the held-back stores
+  /// (it reads DDR they write or overwrites LMEM they read).
+  bool loadWaitsForDeferred(const LBuf &dst, const chip::Operand &from) const;
+  /// The earliest TIU instruction a held-back store waits for (UINT32_MAX
+  /// when none is held back).
+  uint32_t deferredTiuWait() const;
   /// Emits the held-back stores; call before taking the streams.
   void finish() { flushStores(); }
   mlir::Operation *op() const { return op_; }

@@ -461,9 +461,20 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
   const bool quant = types.quantized();
   const int64_t LB = ctx.lmemFree();
   const Target &tg = ctx.target();
+  // A 1x1 conv striding over rows (a ResNet downsample) reads only every
+  // sh-th row when that moves fewer DDR bursts than the rows it spans: the
+  // loads skip the others (a strided DDR view), and the conv runs with row
+  // stride 1 on the rows loaded.
+  const int64_t burst = std::max<int64_t>(1, tg.ddr_burst_bytes);
+  const bool skipRows =
+      KH == 1 && sh > 1 && pt == 0 && pads[2] == 0 &&
+      OH * ceilDiv(W * ies, burst) <
+          ceilDiv(((OH - 1) * sh + 1) * W * ies, burst);
 
   auto ocTiles = [&](int64_t ocT) { return makeOcTiles(OC, IC, G, ocT); };
   auto rowsFor = [&](int64_t ohT) {
+    if (skipRows)
+      return ohT;
     return std::min((ohT - 1) * sh + dh * (KH - 1) + 1, H);
   };
 
@@ -631,6 +642,14 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
   if (split)
     icMax = icT;
   const DType acc = accType(split);
+  // With output-channel tiles of whole lane slots, the biases and requant
+  // tables of all tiles load once (a tile reads its slots of them): two
+  // small requests a tile would each pay the DDR latency.
+  const bool wholeParams =
+      G == 1 && tiles.size() > 1 &&
+      llvm::all_of(tiles, [&](const OcTile &t) { return t.o0 % L == 0; });
+  const int64_t paramOc = wholeParams ? OC : ocMax;
+  const unsigned paramSlots = wholeParams ? 1 : best.wSlots;
   Pipeline pipe;
   enum { kW, kB, kIn, kOut, kQ, kQOut };
   // The input tiles start in other banks than the filter tiles they are
@@ -639,7 +658,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
                      {best.nT, icMax, rowsFor(best.ohT), W}, types.in),
                  outBytes =
                      ctx.lmemBytes({best.nT, ocMax, best.ohT, OW}, acc),
-                 qBytes = ctx.lmemBytes({1, ocMax, 1, 2}, DType::INT32),
+                 qBytes = ctx.lmemBytes({1, paramOc, 1, 2}, DType::INT32),
                  qOutBytes = ctx.lmemBytes({best.nT, ocMax, best.ohT, OW},
                                            types.out),
                  align = 64;
@@ -647,17 +666,17 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
       quant ? 2 * (qOutBytes + align) : 0;
   const uint64_t outReserve =
       2 * (outBytes + align) +
-      (quant ? best.wSlots * (qBytes + align) + qReserve : 0);
+      (quant ? paramSlots * (qBytes + align) + qReserve : 0);
   if (failed(pipe.addGroup(ctx, ctx.lmemBytes({icT, ocMax, KH, KW}, types.weight),
                            best.wSlots)) ||
-      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, ocMax, 1, 1}, types.bias),
-                           best.wSlots)) ||
+      failed(pipe.addGroup(ctx, ctx.lmemBytes({1, paramOc, 1, 1}, types.bias),
+                           paramSlots)) ||
       failed(addGroupInOtherBanks(ctx, pipe, inBytes, best.inSlots, kW,
                                   outReserve)) ||
       failed(pipe.addGroup(ctx, outBytes, 2)))
     return failure();
   if (quant &&
-      (failed(addGroupInOtherBanks(ctx, pipe, qBytes, best.wSlots, kOut,
+      (failed(addGroupInOtherBanks(ctx, pipe, qBytes, paramSlots, kOut,
                                    qReserve)) ||
        failed(pipe.addGroup(ctx, qOutBytes, 2))))
     return failure();
@@ -690,9 +709,14 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
   // Padding holds the input's zero point (0 unless asymmetric INT8).
   const int32_t padValue = inputZeroPoint(op);
   SmallVector<std::array<LBuf *, 6>> bufs(steps.size());
+  SmallVector<LBuf> qViews(steps.size());
   // Returns false when the tile's windows cover only pad rows.
   auto inRows = [&](const Sp &sp, int64_t &r0, int64_t &rows, int64_t &padT,
                     int64_t &padB) {
+    if (skipRows) {
+      r0 = sp.oh0 * sh, rows = sp.ohT, padT = padB = 0;
+      return true;
+    }
     int64_t start = sp.oh0 * sh - pt;
     int64_t end = (sp.oh0 + sp.ohT - 1) * sh - pt + dh * (KH - 1) + 1;
     r0 = std::max<int64_t>(start, 0);
@@ -716,7 +740,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     uint32_t gdma = 0;         // the load completing its rows
   };
   SmallVector<Band, 8> bands;
-  if (!split && best.bandFirst && !prologue) {
+  if (!split && best.bandFirst && !prologue && !skipRows) {
     const Sp &sp = sps[steps[0].p];
     int64_t r0, rows, padT, padB;
     // A band's pieces pay a request each: bands only as long as each
@@ -774,18 +798,30 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     const Sp &sp = sps[st.p];
     auto [ic0, ic, wi0, wic] = icSlice(t, st.c, icT, ICg);
     auto [w, newW] = pipe.acquire(kW, st.o * nIc + st.c);
-    auto [b, newB] = pipe.acquire(kB, st.o);
+    auto [b, newB] = pipe.acquire(kB, wholeParams ? 0 : st.o);
     loadFilterAndBias(ctx, types, fl->addr, bias, OC, KH, KW, t,
-                      {ic0, ic, wi0, wic}, *w, newW, *b, newB,
+                      {ic0, ic, wi0, wic}, *w, newW, *b, newB && !wholeParams,
                       operands->filterInBlob, ICg);
+    if (wholeParams && newB && bias)
+      ctx.load(*b, lmemTensor(b->addr, 1, OC, 1, 1, types.bias),
+               ddrOperand(*bias, {1, OC, 1, 1}, {OC, 1, 1, 1}, types.bias));
     LBuf *qt = nullptr, *qo = nullptr;
     if (quant) {
-      auto [q, newQ] = pipe.acquire(kQ, st.o);
+      auto [q, newQ] = pipe.acquire(kQ, wholeParams ? 0 : st.o);
+      const int64_t qOc = wholeParams ? OC : t.oc, q0 = wholeParams ? 0 : t.o0;
       if (newQ && epilogue->table)
-        ctx.load(*q, lmemTensor(q->addr, 1, t.oc, 1, 2, DType::INT32),
-                 ddrOperand(*epilogue->table + t.o0 * 2 * 4, {1, t.oc, 1, 2},
+        ctx.load(*q, lmemTensor(q->addr, 1, qOc, 1, 2, DType::INT32),
+                 ddrOperand(*epilogue->table + q0 * 2 * 4, {1, qOc, 1, 2},
                             {OC * 2, 2, 2, 1}, DType::INT32));
       qt = q;
+      if (wholeParams) {
+        // The tile's slots of the whole table (never reloaded).
+        uint64_t off = uint64_t(t.o0 / L) * 2 * 4;
+        qViews[i] = *q;
+        qViews[i].addr += off;
+        qViews[i].bytes -= off;
+        qt = &qViews[i];
+      }
       qo = pipe.acquire(kQOut, int64_t(i)).first;
     }
     int64_t inKey =
@@ -801,8 +837,10 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
         return o;
       };
       auto tileDdr = [&](int64_t a, int64_t n) {
-        return ddrOperand(in->addr + ((sp.n0 * IC + ic0) * H + r0 + a) * W * ies,
-                          {sp.nT, ic, n, W}, {IC * H * W, H * W, W, 1}, types.in);
+        const int64_t step = skipRows ? sh : 1;
+        return ddrOperand(
+            in->addr + ((sp.n0 * IC + ic0) * H + r0 + a * step) * W * ies,
+            {sp.nT, ic, n, W}, {IC * H * W, H * W, step * W, 1}, types.in);
       };
       const bool any = inRows(sp, r0, rows, padT, padB);
       if (!any) {
@@ -865,7 +903,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     int64_t r0, rows, padT, padB;
     inRows(sp, r0, rows, padT, padB);
     chip::ConvParams cp;
-    cp.stride_h = int(sh), cp.stride_w = int(s[1]);
+    cp.stride_h = int(skipRows ? 1 : sh), cp.stride_w = int(s[1]);
     cp.dilation_h = int(dh), cp.dilation_w = int(d[1]);
     cp.pad_top = int(padT), cp.pad_bottom = int(padB);
     cp.pad_left = int(pads[1]), cp.pad_right = int(pads[3]);
@@ -876,7 +914,8 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     Operand outL = lmemTensor(o->addr, sp.nT, t.oc, sp.ohT, OW, acc);
     Operand biasL;
     if (hasBias && first)
-      biasL = lmemTensor(b->addr, 1, t.oc, 1, 1, types.bias);
+      biasL = lmemTensor(b->addr + (wholeParams ? t.o0 / L * bes : 0), 1,
+                         t.oc, 1, 1, types.bias);
     const Operand inL = lmemTensor(x->addr, sp.nT, ic, rows, W, types.in),
                   wL = lmemTensor(w->addr, wic, t.oc, KH, KW, types.weight);
     if (i == 0 && !bands.empty()) {

@@ -2,6 +2,7 @@
 the Tpu interpreter on every stored tensor (INT8 ones bit for bit), only
 stored tensors are named, and groups hold whole tensors when they fit local
 memory, slices of rows when they do not."""
+import re
 from pathlib import Path
 
 import numpy as np
@@ -557,3 +558,32 @@ def test_narrow_conv_spreads_over_idle_lanes(chip, parts, hw, tmp_path):
     # The filter rows of parts 1.. move once (LMEM to LMEM).
     assert sum(1 for q in recs if q["name"] == "dma_move" and q["work"] ==
                ic // parts * 9 * oc * 4) == parts - 1
+
+
+def test_sliced_group_weights_load_while_previous_conv_computes(tmp_path):
+    """A ResNet basic block on tpu_edge (F32, 128 channels of 28x28): the
+    first conv runs on its own, the second with the residual add in a group
+    sliced along H. The group's first input rows wait for the first conv's
+    last store; the runs of its filter in LMEM the first conv's last tile
+    leaves alone load before them, while that tile computes."""
+    chip, shape = "tpu_edge", (1, 128, 28, 28)
+    rng = np.random.default_rng(7)
+    net = Net()
+    x = net.input("x", rng.standard_normal(shape))
+    c1, s1 = conv(net, x, shape, 128, (3, 3), pads=(1, 1, 1, 1), relu=True, rng=rng,
+                  name="c1")
+    c2, s2 = conv(net, c1, s1, 128, (3, 3), pads=(1, 1, 1, 1), rng=rng, name="c2")
+    a = net.op("tpu.Add", [c2, x], s2, "do_relu = true", "a")
+    text, r, _ = run(net, [a], chip, tmp_path)
+    assert max(group_slices(text)) > 1, text
+
+    # In order: c1's filter and bias, c1, c2's filter (its DDR addresses).
+    addrs = [int(m) for m in re.findall(r'"(?:top.Weight|tpu.Conv)"[^\n]*?ddr.addr = (\d+)',
+                                         text)]
+    c1_out, filt = addrs[2], addrs[3]
+    gdma = rt.Model(tmp_path / f"net_{chip}_True.bmodel").bmodel.networks[0].gdma
+    ddr_src = [(k, i.src[0].addr) for k, i in enumerate(gdma)
+               if i.src and i.src[0].space == rt.Space.DDR]
+    first_filter = min(k for k, a in ddr_src if filt <= a < filt + 128 * 128 * 9 * 4)
+    first_input = min(k for k, a in ddr_src if c1_out <= a < c1_out + 128 * 28 * 28 * 4)
+    assert first_filter < first_input
