@@ -440,6 +440,23 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       opnds.push_back(idx);
     }
     plan.operands.push_back(opnds);
+    // A view of its operand's buffer in a group of whole tensors takes
+    // that buffer as its result: no copy, no second buffer.
+    const int viewed = opnds.empty() ? -1 : opnds[0];
+    const bool view =
+        !rows && slices <= 1 && nSlices <= 1 && !loads && viewed >= 0 &&
+        cg.localView() &&
+        plan.buffers[viewed].kind != GroupPlan::Kind::Weight &&
+        plan.buffers[viewed].dtype == t &&
+        llvm::equal(plan.buffers[viewed].shape, resShape);
+    plan.views.push_back(view);
+    if (view) {
+      byValue[res] = viewed;
+      plan.results.push_back(viewed);
+      plan.temps.push_back({});
+      plan.stored.push_back(isStoredInGroup(op, ops));
+      continue;
+    }
     std::array<int64_t, 4> rs;
     if (rows)
       rs = *rows;
@@ -511,7 +528,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
   for (int k = 0; k < n && !rows; ++k) {
     auto cg = cast<CodegenInterface>(ops[k]);
     GroupPlan::Buffer &r = plan.buffers[plan.results[k]];
-    if (plan.loaded[k] || !plan.temps[k].empty() ||
+    if (plan.loaded[k] || plan.views[k] || !plan.temps[k].empty() ||
         r.kind != GroupPlan::Kind::Result)
       continue;
     for (auto [i, b] : llvm::enumerate(plan.operands[k])) {
@@ -1083,14 +1100,22 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   if (!base)
     return ctx.error() << "layer group needs " << plan->bytes
                        << " bytes per lane of local memory";
-  // tpu-assign-address places only NCHW results in strided blocks.
-  for (const auto &b : plan->buffers) {
-    if (!b.value || !ddrBlockStride(b.value))
+  // tpu-assign-address places only NCHW results in strided blocks (views
+  // are stored from their operand's buffer).
+  SmallVector<std::pair<Value, const GroupPlan::Buffer *>> held;
+  for (const auto &b : plan->buffers)
+    held.push_back({b.value, &b});
+  for (size_t k = 0; k < ops.size(); ++k)
+    if (plan->views[k])
+      held.push_back({ops[k]->getResult(0), &plan->buffers[plan->results[k]]});
+  for (auto [value, bp] : held) {
+    const GroupPlan::Buffer &b = *bp;
+    if (!value || !ddrBlockStride(value))
       continue;
-    auto v = getShape(b.value);
+    auto v = getShape(value);
     if (b.chunked || v.size() != 4 ||
         !withBlockStride(Operand{}, {v[0], v[1], v[2], v[3]},
-                         *ddrBlockStride(b.value)) ||
+                         *ddrBlockStride(value)) ||
         b.shape[1] != v[1] || b.shape[3] != v[3] ||
         (plan->slices > 1 ? b.height : b.shape[2]) != v[2])
       return ctx.error() << "a layer group result placed in strided DDR blocks "
@@ -1132,12 +1157,16 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     return lmemTensor(bufs[i].addr, uint32_t(s[0]), uint32_t(s[1]),
                       uint32_t(s[2]), uint32_t(s[3]), pb[i].dtype);
   };
-  auto ddr = [&](int i, uint64_t addr) {
+  // The DDR side of buffer i holding `v` (a view's result: not the
+  // buffer's own tensor).
+  auto ddr = [&](int i, uint64_t addr, Value v = {}) {
     auto s = shapeOf(i);
+    if (!v)
+      v = pb[i].value;
     if (!pb[i].chunked) {
       Operand o = ddrTensor(addr, uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]),
                             uint32_t(s[3]), pb[i].dtype);
-      if (auto bs = ddrBlockStride(pb[i].value))
+      if (auto bs = ddrBlockStride(v))
         o = *withBlockStride(o, s, *bs);
       return o;
     }
@@ -1289,6 +1318,17 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   auto computeChunk = [&](int64_t c) -> LogicalResult {
     useChunk(c);
     for (size_t k = 0; k < ops.size(); ++k) {
+      if (plan->views[k]) {
+        Value res = ops[k]->getResult(0);
+        auto addr = ddrAddr(res);
+        if (plan->stored[k] && !addr)
+          return ops[k]->emitOpError() << "has no DDR address";
+        if (plan->stored[k]) {
+          int r = plan->results[k];
+          ctx.store(ddr(r, *addr, res), bufs[r], lmem(r));
+        }
+        continue;
+      }
       LocalOperands lo;
       lo.ctx = &ctx;
       for (int i : plan->operands[k])

@@ -120,8 +120,10 @@ double soloCycles(Operation *op, const Target &t, uint64_t extraBytes = 0) {
          2.0 * (t.ddr_latency_cycles + t.gdma_issue_cycles);
 }
 
-/// Cycles of `ops` as one group of whole tensors (see the file comment).
-double groupCycles(ArrayRef<Operation *> ops, const Target &t) {
+/// Cycles of `ops` as one group of whole tensors (see the file comment);
+/// `views` (GroupPlan::views) compute nothing.
+double groupCycles(ArrayRef<Operation *> ops, const std::vector<bool> &views,
+                   const Target &t) {
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   llvm::SmallPtrSet<void *, 16> loaded;
   const double bw = t.ddr_bytes_per_cycle,
@@ -161,7 +163,7 @@ double groupCycles(ArrayRef<Operation *> ops, const Target &t) {
     if (cg.localLoad() && !cg.localCompute() && first &&
         !inDdrBeforeGroup(first, ops))
       tiu += fixed + tensorBytes(first) / bw + loadCycles(ops[k]);
-    tiu = std::max(tiu, ready[k]) + tiuCycles(ops[k], t, true);
+    tiu = std::max(tiu, ready[k]) + (views[k] ? 0 : tiuCycles(ops[k], t, true));
     Value res = ops[k]->getResult(0);
     if (llvm::any_of(res.getUsers(),
                      [&](Operation *u) { return !members.contains(u); }) ||
@@ -281,7 +283,7 @@ double tpuc::backend::estimateGroupCycles(ArrayRef<Operation *> ops,
                                           const GroupPlan &plan,
                                           const Target &target) {
   return plan.looped() ? slicedCycles(ops, plan, target)
-                       : groupCycles(ops, target);
+                       : groupCycles(ops, plan.views, target);
 }
 
 void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
@@ -298,18 +300,24 @@ void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
        << " rows per lane";
   // Each buffer is named by its tensor, a temp by the op it serves.
   std::vector<std::string> names(plan.buffers.size());
+  // A buffer views share also names them.
+  std::vector<std::string> views(plan.buffers.size());
   std::vector<bool> stored(plan.buffers.size(), false);
   for (size_t k = 0; k < ops.size(); ++k) {
     for (int t : plan.temps[k])
       names[t] = "temp of " + getOpName(ops[k]);
-    stored[plan.results[k]] = plan.stored[k];
+    if (plan.stored[k])
+      stored[plan.results[k]] = true;
+    if (plan.views[k])
+      views[plan.results[k]] += " = '" + getOpName(ops[k]) + "'";
   }
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const GroupPlan::Buffer &b = plan.buffers[i];
     if (b.value)
       names[i] = b.value.getDefiningOp() ? getOpName(b.value.getDefiningOp())
                                          : std::string("argument");
-    os << "\n  " << kKinds[int(b.kind)] << " '" << names[i] << "' ["
+    os << "\n  " << kKinds[int(b.kind)] << " '" << names[i] << "'" << views[i]
+       << " ["
        << b.shape[0] << ", " << b.shape[1] << ", " << b.shape[2] << ", "
        << b.shape[3] << "] " << dtypeName(b.dtype) << " at " << b.offset
        << " (" << b.bytes << " bytes";

@@ -62,6 +62,10 @@ struct GroupPlan {
   /// Per op: whether the group loads its result (CodegenInterface::
   /// localLoad) instead of computing it; its operands have no buffers.
   std::vector<bool> loaded;
+  /// Per op: whether its result is a view of its first operand's buffer
+  /// (CodegenInterface::localView): results[k] is that buffer, and the op
+  /// emits no instruction (only its store, when stored).
+  std::vector<bool> views;
   /// Per-lane LMEM bytes of the group.
   uint64_t bytes = 0;
   /// Groups in the rows view ([1, C, rows, W], not NCHW) run as a loop over

@@ -291,6 +291,20 @@ struct LaneMoveModel : public CodegenInterface::ExternalModel<Concrete, OpT> {
             static_cast<const Concrete *>(this)->localLoad(op));
   }
   bool localCompute(Operation *op) const { return localCopy(op).has_value(); }
+  /// A lane copy that keeps every element in place: an op aliasing its
+  /// operand's DDR buffer whose copy is the identity of one layout.
+  bool localView(Operation *op) const {
+    auto cg = cast<CodegenInterface>(op);
+    if (cg.aliasedOperand() != 0 || cg.aliasedByteOffset() != 0)
+      return false;
+    auto in = localShape(op, 0);
+    auto out = static_cast<const Concrete *>(this)->localResultShape(op);
+    auto st = localCopy(op);
+    if (!st || in != out || in.size() != 4)
+      return false;
+    return (*st)[0] == 0 && (in[0] == 1 || (*st)[1] == in[2] * in[3]) &&
+           (in[2] == 1 || (*st)[2] == in[3]) && (in[3] == 1 || (*st)[3] == 1);
+  }
   bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
                       int64_t &) const {
     return false;
