@@ -440,19 +440,25 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       opnds.push_back(idx);
     }
     plan.operands.push_back(opnds);
-    // A view of its operand's buffer in a group of whole tensors takes
-    // that buffer as its result: no copy, no second buffer.
-    const int viewed = opnds.empty() ? -1 : opnds[0];
+    // A view of its operand's bytes in a group of whole tensors holds its
+    // result in the operand's space (Buffer::alias): no copy.
+    int viewed = opnds.empty() ? -1 : opnds[0];
+    if (viewed >= 0 && plan.buffers[viewed].alias >= 0)
+      viewed = plan.buffers[viewed].alias;
     const bool view =
         !rows && slices <= 1 && nSlices <= 1 && !loads && viewed >= 0 &&
         cg.localView() &&
         plan.buffers[viewed].kind != GroupPlan::Kind::Weight &&
         plan.buffers[viewed].dtype == t &&
-        llvm::equal(plan.buffers[viewed].shape, resShape);
+        bytesOf({resShape[0], resShape[1], resShape[2], resShape[3]}, t) ==
+            plan.buffers[viewed].bytes;
     plan.views.push_back(view);
     if (view) {
-      byValue[res] = viewed;
-      plan.results.push_back(viewed);
+      int r = add(GroupPlan::Kind::Result, res,
+                  {resShape[0], resShape[1], resShape[2], resShape[3]}, t, k);
+      plan.buffers[r].alias = viewed;
+      byValue[res] = r;
+      plan.results.push_back(r);
       plan.temps.push_back({});
       plan.stored.push_back(isStoredInGroup(op, ops));
       continue;
@@ -510,6 +516,10 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     for (int i : plan.operands[k])
       if (i >= 0)
         mine.push_back(i);
+    // A view's space is its alias's.
+    for (int &i : mine)
+      if (plan.buffers[i].alias >= 0)
+        i = plan.buffers[i].alias;
     for (int a : mine)
       for (int b : mine)
         if (a != b)
@@ -521,6 +531,13 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       banks.push_back((off + uint64_t(q) * (b.bytes / b.slots)) / bank);
     return banks;
   };
+  // The space of a buffer views alias lives as long as they do.
+  auto syncAliases = [&] {
+    for (GroupPlan::Buffer &b : plan.buffers)
+      if (b.alias >= 0)
+        plan.buffers[b.alias].end = std::max(plan.buffers[b.alias].end, b.end);
+  };
+  syncAliases();
   // A result an op may write over its dying operand (localInPlace) can
   // share that operand's buffer: tried when the group does not fit
   // otherwise (NCHW groups; rows-view chunks alternate their own halves).
@@ -549,11 +566,14 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     }
   }
   auto place = [&](bool spreadBanks, bool inPlace = false) -> LogicalResult {
+    syncAliases();
     plan.bytes = 0;
     SmallVector<int> placed;
     std::vector<bool> isPlaced(plan.buffers.size(), false);
     for (int i : order) {
       GroupPlan::Buffer &b = plan.buffers[i];
+      if (b.alias >= 0)
+        continue;
       SmallVector<std::pair<uint64_t, uint64_t>> busy;
       const int shared = inPlace && shares[i] >= 0 && isPlaced[shares[i]]
                              ? shares[i]
@@ -606,6 +626,9 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       placed.push_back(i);
       isPlaced[i] = true;
     }
+    for (GroupPlan::Buffer &b : plan.buffers)
+      if (b.alias >= 0)
+        b.offset = plan.buffers[b.alias].offset;
     return success();
   };
   // Where the space allows, a stored result of a whole-tensor group keeps
@@ -1100,22 +1123,14 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   if (!base)
     return ctx.error() << "layer group needs " << plan->bytes
                        << " bytes per lane of local memory";
-  // tpu-assign-address places only NCHW results in strided blocks (views
-  // are stored from their operand's buffer).
-  SmallVector<std::pair<Value, const GroupPlan::Buffer *>> held;
-  for (const auto &b : plan->buffers)
-    held.push_back({b.value, &b});
-  for (size_t k = 0; k < ops.size(); ++k)
-    if (plan->views[k])
-      held.push_back({ops[k]->getResult(0), &plan->buffers[plan->results[k]]});
-  for (auto [value, bp] : held) {
-    const GroupPlan::Buffer &b = *bp;
-    if (!value || !ddrBlockStride(value))
+  // tpu-assign-address places only NCHW results in strided blocks.
+  for (const auto &b : plan->buffers) {
+    if (!b.value || !ddrBlockStride(b.value))
       continue;
-    auto v = getShape(value);
+    auto v = getShape(b.value);
     if (b.chunked || v.size() != 4 ||
         !withBlockStride(Operand{}, {v[0], v[1], v[2], v[3]},
-                         *ddrBlockStride(value)) ||
+                         *ddrBlockStride(b.value)) ||
         b.shape[1] != v[1] || b.shape[3] != v[3] ||
         (plan->slices > 1 ? b.height : b.shape[2]) != v[2])
       return ctx.error() << "a layer group result placed in strided DDR blocks "
@@ -1157,16 +1172,12 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     return lmemTensor(bufs[i].addr, uint32_t(s[0]), uint32_t(s[1]),
                       uint32_t(s[2]), uint32_t(s[3]), pb[i].dtype);
   };
-  // The DDR side of buffer i holding `v` (a view's result: not the
-  // buffer's own tensor).
-  auto ddr = [&](int i, uint64_t addr, Value v = {}) {
+  auto ddr = [&](int i, uint64_t addr) {
     auto s = shapeOf(i);
-    if (!v)
-      v = pb[i].value;
     if (!pb[i].chunked) {
       Operand o = ddrTensor(addr, uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]),
                             uint32_t(s[3]), pb[i].dtype);
-      if (auto bs = ddrBlockStride(v))
+      if (auto bs = ddrBlockStride(pb[i].value))
         o = *withBlockStride(o, s, *bs);
       return o;
     }
@@ -1318,16 +1329,12 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   auto computeChunk = [&](int64_t c) -> LogicalResult {
     useChunk(c);
     for (size_t k = 0; k < ops.size(); ++k) {
+      // A view takes over its space's state (the instructions it waits
+      // for); later writers of the space wait for its readers too.
       if (plan->views[k]) {
-        Value res = ops[k]->getResult(0);
-        auto addr = ddrAddr(res);
-        if (plan->stored[k] && !addr)
-          return ops[k]->emitOpError() << "has no DDR address";
-        if (plan->stored[k]) {
-          int r = plan->results[k];
-          ctx.store(ddr(r, *addr, res), bufs[r], lmem(r));
-        }
-        continue;
+        int r = plan->results[k];
+        bufs[r] = bufs[pb[r].alias];
+        made[r] = true;
       }
       LocalOperands lo;
       lo.ctx = &ctx;
@@ -1341,7 +1348,7 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
       if (plan->loaded[k] && bounces(k) &&
           (failed(loadResult(k)) || failed(loadOps(k + 1, nextBounce(k + 1)))))
         return failure();
-      if (!plan->loaded[k]) {
+      if (!plan->loaded[k] && !plan->views[k]) {
         make(r);
         lo.result = {lmem(r), &bufs[r]};
         for (int i : plan->temps[k]) {
@@ -1353,7 +1360,7 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
         if (failed(emitChannelRuns(ctx, ops[k], lo, split[k], runBufs[k],
                                    bufs[plan->operands[k][1]])))
           return failure();
-      } else if (!plan->loaded[k] &&
+      } else if (!plan->loaded[k] && !plan->views[k] &&
                  failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
         return ops[k]->emitOpError()
                << "failed to generate code in a layer group";

@@ -300,24 +300,18 @@ void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
        << " rows per lane";
   // Each buffer is named by its tensor, a temp by the op it serves.
   std::vector<std::string> names(plan.buffers.size());
-  // A buffer views share also names them.
-  std::vector<std::string> views(plan.buffers.size());
   std::vector<bool> stored(plan.buffers.size(), false);
   for (size_t k = 0; k < ops.size(); ++k) {
     for (int t : plan.temps[k])
       names[t] = "temp of " + getOpName(ops[k]);
-    if (plan.stored[k])
-      stored[plan.results[k]] = true;
-    if (plan.views[k])
-      views[plan.results[k]] += " = '" + getOpName(ops[k]) + "'";
+    stored[plan.results[k]] = plan.stored[k];
   }
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const GroupPlan::Buffer &b = plan.buffers[i];
     if (b.value)
       names[i] = b.value.getDefiningOp() ? getOpName(b.value.getDefiningOp())
                                          : std::string("argument");
-    os << "\n  " << kKinds[int(b.kind)] << " '" << names[i] << "'" << views[i]
-       << " ["
+    os << "\n  " << kKinds[int(b.kind)] << " '" << names[i] << "' ["
        << b.shape[0] << ", " << b.shape[1] << ", " << b.shape[2] << ", "
        << b.shape[3] << "] " << dtypeName(b.dtype) << " at " << b.offset
        << " (" << b.bytes << " bytes";
@@ -326,6 +320,8 @@ void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
     os << "), ops " << b.start << "-" << b.end;
     if (stored[i])
       os << ", stored";
+    if (b.alias >= 0)
+      os << ", view of '" << names[b.alias] << "'";
     if (plan.looped() && (b.kind == GroupPlan::Kind::Input ||
                             b.kind == GroupPlan::Kind::Result)) {
       os << ", rows";
