@@ -1328,6 +1328,8 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   // Computes chunk c (loaded) and stores its results.
   auto computeChunk = [&](int64_t c) -> LogicalResult {
     useChunk(c);
+    // DDR addresses of the results stored so far.
+    llvm::DenseSet<uint64_t> storedAt;
     for (size_t k = 0; k < ops.size(); ++k) {
       // A view takes over its space's state (the instructions it waits
       // for); later writers of the space wait for its readers too.
@@ -1369,6 +1371,17 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
       auto addr = ddrAddr(pb[r].value);
       if (!addr)
         return ops[k]->emitOpError() << "has no DDR address";
+      // A view placed in DDR where its space's bytes are already (an input,
+      // or a result stored there) is not stored again: the second write
+      // of the same bytes would race the first.
+      if (plan->views[k]) {
+        int a = pb[r].alias;
+        if (storedAt.contains(*addr) ||
+            (pb[a].kind == GroupPlan::Kind::Input &&
+             ddrAddr(pb[a].value) == addr))
+          continue;
+      }
+      storedAt.insert(*addr);
       ctx.store(ddr(r, *addr), bufs[r], lmem(r));
     }
     return success();
