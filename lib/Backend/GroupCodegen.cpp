@@ -480,6 +480,29 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       opnds.push_back(idx);
     }
     plan.operands.push_back(opnds);
+    // A view of its operand's bytes in a group of whole tensors holds its
+    // result in the operand's space (Buffer::alias): no copy.
+    int viewed = opnds.empty() ? -1 : opnds[0];
+    if (viewed >= 0 && plan.buffers[viewed].alias >= 0)
+      viewed = plan.buffers[viewed].alias;
+    const bool view =
+        !rows && slices <= 1 && nSlices <= 1 && !loads && viewed >= 0 &&
+        cg.localView() &&
+        plan.buffers[viewed].kind != GroupPlan::Kind::Weight &&
+        plan.buffers[viewed].dtype == t &&
+        bytesOf({resShape[0], resShape[1], resShape[2], resShape[3]}, t) ==
+            plan.buffers[viewed].bytes;
+    plan.views.push_back(view);
+    if (view) {
+      int r = add(GroupPlan::Kind::Result, res,
+                  {resShape[0], resShape[1], resShape[2], resShape[3]}, t, k);
+      plan.buffers[r].alias = viewed;
+      byValue[res] = r;
+      plan.results.push_back(r);
+      plan.temps.push_back({});
+      plan.stored.push_back(isStoredInGroup(op, ops));
+      continue;
+    }
     std::array<int64_t, 4> rs;
     if (rows)
       rs = *rows;
@@ -535,6 +558,10 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     for (int i : plan.operands[k])
       if (i >= 0)
         mine.push_back(i);
+    // A view's space is its alias's.
+    for (int &i : mine)
+      if (plan.buffers[i].alias >= 0)
+        i = plan.buffers[i].alias;
     for (int a : mine)
       for (int b : mine)
         if (a != b)
@@ -546,6 +573,13 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       banks.push_back((off + uint64_t(q) * (b.bytes / b.slots)) / bank);
     return banks;
   };
+  // The space of a buffer views alias lives as long as they do.
+  auto syncAliases = [&] {
+    for (GroupPlan::Buffer &b : plan.buffers)
+      if (b.alias >= 0)
+        plan.buffers[b.alias].end = std::max(plan.buffers[b.alias].end, b.end);
+  };
+  syncAliases();
   // A result an op may write over its dying operand (localInPlace) can
   // share that operand's buffer: tried when the group does not fit
   // otherwise (NCHW groups; rows-view chunks alternate their own halves).
@@ -553,7 +587,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
   for (int k = 0; k < n && !rows; ++k) {
     auto cg = cast<CodegenInterface>(ops[k]);
     GroupPlan::Buffer &r = plan.buffers[plan.results[k]];
-    if (plan.loaded[k] || !plan.temps[k].empty() ||
+    if (plan.loaded[k] || plan.views[k] || !plan.temps[k].empty() ||
         r.kind != GroupPlan::Kind::Result)
       continue;
     for (auto [i, b] : llvm::enumerate(plan.operands[k])) {
@@ -574,11 +608,14 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     }
   }
   auto place = [&](bool spreadBanks, bool inPlace = false) -> LogicalResult {
+    syncAliases();
     plan.bytes = 0;
     SmallVector<int> placed;
     std::vector<bool> isPlaced(plan.buffers.size(), false);
     for (int i : order) {
       GroupPlan::Buffer &b = plan.buffers[i];
+      if (b.alias >= 0)
+        continue;
       SmallVector<std::pair<uint64_t, uint64_t>> busy;
       const int shared = inPlace && shares[i] >= 0 && isPlaced[shares[i]]
                              ? shares[i]
@@ -631,6 +668,9 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       placed.push_back(i);
       isPlaced[i] = true;
     }
+    for (GroupPlan::Buffer &b : plan.buffers)
+      if (b.alias >= 0)
+        b.offset = plan.buffers[b.alias].offset;
     return success();
   };
   // Where the space allows, a stored result of a whole-tensor group keeps
@@ -1392,7 +1432,16 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   // Computes chunk c (loaded) and stores its results.
   auto computeChunk = [&](int64_t c) -> LogicalResult {
     useChunk(c);
+    // DDR addresses of the results stored so far.
+    llvm::DenseSet<uint64_t> storedAt;
     for (size_t k = 0; k < ops.size(); ++k) {
+      // A view takes over its space's state (the instructions it waits
+      // for); later writers of the space wait for its readers too.
+      if (plan->views[k]) {
+        int r = plan->results[k];
+        bufs[r] = bufs[pb[r].alias];
+        made[r] = true;
+      }
       LocalOperands lo;
       lo.ctx = &ctx;
       for (int i : plan->operands[k])
@@ -1405,7 +1454,7 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
       if (plan->loaded[k] && bounces(k) &&
           (failed(loadResult(k)) || failed(loadOps(k + 1, nextBounce(k + 1)))))
         return failure();
-      if (!plan->loaded[k]) {
+      if (!plan->loaded[k] && !plan->views[k]) {
         make(r);
         lo.result = {lmem(r), &bufs[r]};
         for (int i : plan->temps[k]) {
@@ -1417,7 +1466,7 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
         if (failed(emitChannelRuns(ctx, ops[k], lo, split[k], runBufs[k],
                                    bufs[plan->operands[k][1]])))
           return failure();
-      } else if (!plan->loaded[k] &&
+      } else if (!plan->loaded[k] && !plan->views[k] &&
                  failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
         return ops[k]->emitOpError()
                << "failed to generate code in a layer group";
@@ -1426,6 +1475,17 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
       auto addr = ddrAddr(pb[r].value);
       if (!addr)
         return ops[k]->emitOpError() << "has no DDR address";
+      // A view placed in DDR where its space's bytes are already (an input,
+      // or a result stored there) is not stored again: the second write
+      // of the same bytes would race the first.
+      if (plan->views[k]) {
+        int a = pb[r].alias;
+        if (storedAt.contains(*addr) ||
+            (pb[a].kind == GroupPlan::Kind::Input &&
+             ddrAddr(pb[a].value) == addr))
+          continue;
+      }
+      storedAt.insert(*addr);
       ctx.store(ddr(r, *addr), bufs[r], lmem(r));
     }
     return success();

@@ -125,7 +125,8 @@ double soloCycles(Operation *op, const Target &t, uint64_t extraBytes = 0) {
          2.0 * (t.ddr_latency_cycles + t.gdma_issue_cycles);
 }
 
-/// Cycles of `ops` as one group of whole tensors (see the file comment).
+/// Cycles of `ops` as one group of whole tensors (see the file comment);
+/// the plan's views (GroupPlan::views) compute nothing.
 double groupCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
                    const Target &t) {
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
@@ -168,7 +169,9 @@ double groupCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
         !inDdrBeforeGroup(first, ops))
       tiu += fixed + tensorBytes(first) / bw + loadCycles(ops[k]);
     tiu = std::max(tiu, ready[k]) +
-          tiuCycles(ops[k], t, true, plan.buffers[plan.results[k]].shape[1]);
+          (plan.views[k] ? 0
+                         : tiuCycles(ops[k], t, true,
+                                     plan.buffers[plan.results[k]].shape[1]));
     Value res = ops[k]->getResult(0);
     if (llvm::any_of(res.getUsers(),
                      [&](Operation *u) { return !members.contains(u); }) ||
@@ -329,6 +332,8 @@ void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
     os << "), ops " << b.start << "-" << b.end;
     if (stored[i])
       os << ", stored";
+    if (b.alias >= 0)
+      os << ", view of '" << names[b.alias] << "'";
     if (plan.looped() && (b.kind == GroupPlan::Kind::Input ||
                             b.kind == GroupPlan::Kind::Result)) {
       os << ", rows";

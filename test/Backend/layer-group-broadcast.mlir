@@ -129,7 +129,8 @@ func.func @mask_outer_product(%arg0: tensor<2x2x8x16xf32>, %arg1: tensor<1x1x8x1
 
 // The first token of a sequence (a classifier's input) sits on lane 0 of
 // its rows: the Slice is a copy within lanes of the result the group
-// computes, not a reload of it from DDR.
+// computes, not a reload of it from DDR; the Reshape is a view of its
+// buffer.
 // CHECK-LABEL: func.func @first_token
 // CHECK: tpu.Group
 // CHECK-NEXT: "tpu.MatMul"
@@ -138,7 +139,8 @@ func.func @mask_outer_product(%arg0: tensor<2x2x8x16xf32>, %arg1: tensor<1x1x8x1
 // CHECK-NEXT: "tpu.Active"
 // PLAN: remark: {{.*}}layer group plan: 4 ops
 // PLAN: result 'y' [1, 17, 1, 32] f32
-// PLAN: result 't' [1, 1, 1, 32] f32
+// PLAN: result 't' [1, 1, 1, 32] f32 at [[T:[0-9]+]]
+// PLAN: result 'f' [1, 1, 1, 32] f32 at [[T]] (128 bytes), ops 2-3, view of 't'
 func.func @first_token(%arg0: tensor<1x17x32xf32>) -> (tensor<1x17x32xf32>, tensor<1x32xf32>) {
   %x = "top.Input"(%arg0) : (tensor<1x17x32xf32>) -> tensor<1x17x32xf32> loc("x")
   %none = "top.None"() : () -> none

@@ -6,7 +6,8 @@
 // and the transposes of Q and V keep every token's row in its lane (rows on
 // lanes before and after): copies within lanes. The transpose of K puts the
 // head dim on the lanes, which only a load can do: the group stores K and
-// loads it back transposed.
+// loads it back transposed. The reshapes are views of the matmuls'
+// results in LMEM (no copy): K's reshape is stored from K's space.
 // CHECK-LABEL: func.func @heads
 // CHECK: tpu.Group -> (tensor<1x12x64xf32>) {
 // CHECK-NEXT: "tpu.MatMul"
@@ -26,7 +27,8 @@
 // CHECK-NEXT: "tpu.MatMul"
 // CHECK-NEXT: tpu.Yield
 // PLAN: remark: {{.*}}layer group plan: 15 ops
-// PLAN: result 'kr' [1, 12, 1, 64] f32 at {{[0-9]+}} (256 bytes), ops 4-14, stored
+// PLAN: result 'k' [1, 12, 1, 64] f32 at [[K:[0-9]+]] (256 bytes), ops 3-14
+// PLAN: result 'kr' [1, 12, 1, 64] f32 at [[K]] (256 bytes), ops 4-14, stored, view of 'k'
 // PLAN: result 'kt' [4, 16, 1, 12] f32 at {{[0-9]+}} (192 bytes), ops 8-9
 func.func @heads(%arg0: tensor<1x12x64xf32>) -> tensor<1x12x64xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x12x64xf32>) -> tensor<1x12x64xf32> loc("x")

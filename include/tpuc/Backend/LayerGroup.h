@@ -46,6 +46,9 @@ struct GroupPlan {
     /// two slots, so one slice's loads and stores overlap another's compute.
     int64_t height = 0;
     int slots = 1;
+    /// A view's result (GroupPlan::views): the buffer whose space it
+    /// shares, in its own layout of the same bytes; -1 for none.
+    int alias = -1;
   };
   /// Rows [lo, hi) along H; empty when hi <= lo.
   struct Rows {
@@ -62,6 +65,10 @@ struct GroupPlan {
   /// Per op: whether the group loads its result (CodegenInterface::
   /// localLoad) instead of computing it; its operands have no buffers.
   std::vector<bool> loaded;
+  /// Per op: whether its result is a view of its first operand's bytes
+  /// (CodegenInterface::localView): its buffer aliases the operand's, and
+  /// the op emits no instruction (only its store, when stored).
+  std::vector<bool> views;
   /// Per-lane LMEM bytes of the group.
   uint64_t bytes = 0;
   /// Groups in the rows view ([1, C, rows, W], not NCHW) run as a loop over

@@ -57,6 +57,31 @@ def RecomputeScaledMap : Pass<"tpu-recompute-scaled-map", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }
 
+def TransposeAsMatMul : Pass<"tpu-transpose-as-matmul", "::mlir::ModuleOp"> {
+  let summary = "Compute small F32 2-D transposes as matmuls by an identity";
+  let description = [{
+    A transpose of an F32 [C, W] matrix (leading dims of 1) moves its
+    elements across the lanes, which no instruction does in local memory:
+    a layer group stores the matrix and loads it back transposed, a DDR
+    round trip of twice the DDR latency on the critical path (a conv
+    stem's [C, tokens] features turned into tokens). With W at most the
+    lanes, the transpose becomes the matmul I_W x X^T (the instruction's
+    transposed right operand) by a constant identity [W, W], a few TIU
+    cycles that keep the matrix in the group. Exact: each result element
+    is one product by 1 plus products by 0. A Concat of constants along
+    the rows taking the transpose (a ViT's class token before its patch
+    tokens) folds in: the identity's rows sit at the transpose's place and
+    an Add of the constants (zeros elsewhere) fills the other rows, so the
+    Concat, which moves rows across the lanes, leaves no DDR round trip
+    either. Run before tpu-layer-group; needs the module's weight file.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"tpu_edge\"",
+           "Target chip: a name in chips/ or a path to a description">,
+  ];
+  let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
+}
+
 def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
   let summary = "Group consecutive Tpu ops whose tensors stay in local memory";
   let description = [{

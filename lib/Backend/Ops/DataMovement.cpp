@@ -271,6 +271,13 @@ LogicalResult emitLaneCopy(LocalOperands &t, const std::array<int64_t, 4> &st) {
   return success();
 }
 
+/// Whether 4-D layouts `a` and `b` hold a dense tensor in the same bytes of
+/// each lane: as many images and channels, as many elements per channel.
+bool sameLaneBytes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  return a.size() == 4 && b.size() == 4 && a[0] == b[0] && a[1] == b[1] &&
+         a[2] * a[3] == b[2] * b[3];
+}
+
 /// Group-interface methods Reshape and Permute share; `Concrete` provides
 /// localResultShape and srcFlat (result element to source element).
 template <typename Concrete, typename OpT>
@@ -291,6 +298,21 @@ struct LaneMoveModel : public CodegenInterface::ExternalModel<Concrete, OpT> {
             static_cast<const Concrete *>(this)->localLoad(op));
   }
   bool localCompute(Operation *op) const { return localCopy(op).has_value(); }
+  /// A lane copy that keeps every element in place: an op aliasing its
+  /// operand's DDR buffer whose copy reads each lane's bytes in order
+  /// into a layout of as many images and channels.
+  bool localView(Operation *op) const {
+    auto cg = cast<CodegenInterface>(op);
+    if (cg.aliasedOperand() != 0 || cg.aliasedByteOffset() != 0)
+      return false;
+    auto in = localShape(op, 0);
+    auto out = static_cast<const Concrete *>(this)->localResultShape(op);
+    auto st = localCopy(op);
+    if (!st || in.size() != 4 || !sameLaneBytes(in, out))
+      return false;
+    return (*st)[0] == 0 && (out[0] == 1 || (*st)[1] == out[2] * out[3]) &&
+           (out[2] == 1 || (*st)[2] == out[3]) && (out[3] == 1 || (*st)[3] == 1);
+  }
   bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
                       int64_t &) const {
     return false;
@@ -306,9 +328,13 @@ struct LaneMoveModel : public CodegenInterface::ExternalModel<Concrete, OpT> {
 
 struct ReshapeModel : public LaneMoveModel<ReshapeModel, tpu::ReshapeOp> {
   int aliasedOperand(Operation *) const { return 0; }
-  /// The bytes stay as they are: the result is held in its input's layout.
+  /// The bytes stay as they are: the result is held in its input's layout,
+  /// or in the one its users read when that splits each lane's bytes into
+  /// rows differently (a conv's [C, H, W] read as a matrix [C, H W]).
   SmallVector<int64_t, 4> localResultShape(Operation *op) const {
-    return heldLayout(op->getOperand(0));
+    auto in = heldLayout(op->getOperand(0));
+    auto want = wantedLayout(op->getResult(0));
+    return sameLaneBytes(in, want) ? want : in;
   }
   std::function<int64_t(int64_t)> srcFlat(Operation *) const {
     return [](int64_t f) { return f; };

@@ -1,0 +1,168 @@
+//===- TransposeAsMatMul.cpp - Small float transposes as identity matmuls -===//
+//
+// Y = X^T for an F32 X [C, W] (leading dims of 1) with W at most the
+// lanes becomes tpu.MatMul(I_W, X, right_transpose): out[w, c] =
+// sum_k I[w, k] X[c, k] = X[c, w]. In a layer group X is held with its rows
+// on the lanes ([1, C, 1, W]) and the result as [1, W, 1, C], the layouts
+// the matmul instruction reads and writes, so the transpose no longer
+// leaves the group through DDR.
+//
+//===----------------------------------------------------------------------===//
+#include "tpuc/Backend/Codegen.h"
+#include "tpuc/Backend/Passes.h"
+#include "tpuc/Backend/Target.h"
+#include "tpuc/Support/OpHelpers.h"
+#include "tpuc/Support/WeightStore.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace tpuc {
+namespace backend {
+#define GEN_PASS_DEF_TRANSPOSEASMATMUL
+#include "tpuc/Backend/Passes.h.inc"
+} // namespace backend
+} // namespace tpuc
+
+using namespace mlir;
+using namespace tpuc;
+using namespace tpuc::backend;
+
+namespace {
+
+/// [C, W] when `op` transposes the last two dims of an F32 tensor whose
+/// other dims are 1, with W at most `lanes` (the identity's data is F32).
+std::optional<std::pair<int64_t, int64_t>> smallTranspose(tpu::PermuteOp op,
+                                                          int64_t lanes) {
+  auto in = getShape(op.getInput()), out = getShape(op.getOutput());
+  chip::DType t = chipDType(op.getInput().getType());
+  if (in.size() < 2 || in.size() != out.size() || t != chip::DType::F32 ||
+      chipDType(op.getOutput().getType()) != t)
+    return std::nullopt;
+  const size_t r = in.size();
+  const int64_t C = in[r - 2], W = in[r - 1];
+  if (numElements(in) != C * W || C == 1 || W == 1 || W > lanes ||
+      out[r - 2] != W || out[r - 1] != C)
+    return std::nullopt;
+  auto [shape, perm] = simplifyPermute(in, getI64s(op.getOrder()));
+  if (perm.size() != 2 || perm[0] != 1 || perm[1] != 0)
+    return std::nullopt;
+  return std::make_pair(C, W);
+}
+
+/// The weight [1.., R, W] (R = `type`'s rows) whose rows [at, at + W) are
+/// the identity I_W and whose other rows are 0.
+Value rowsOfIdentity(OpBuilder &b, Operation *anchor, const std::string &name,
+                     RankedTensorType type, int64_t W, int64_t at) {
+  SmallVector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  const int64_t R = shape[shape.size() - 2];
+  shape.back() = W;
+  std::vector<float> data(size_t(R * W), 0.0f);
+  for (int64_t i = 0; i < W; ++i)
+    data[size_t((at + i) * W + i)] = 1.0f;
+  return top::WeightOp::createWithData(
+      b, anchor, name, RankedTensorType::get(shape, type.getElementType()),
+      std::move(data));
+}
+
+/// The only user of `op`'s result when it is a Concat along the rows of
+/// that result and constants of its type (a class token put before the
+/// patch tokens), else null.
+tpu::ConcatOp constantRowsConcat(tpu::PermuteOp op) {
+  Value t = op.getOutput();
+  if (!t.hasOneUse())
+    return {};
+  auto concat = dyn_cast<tpu::ConcatOp>(*t.getUsers().begin());
+  const int64_t r = int64_t(getShape(t).size());
+  if (!concat || concat.getDoRelu() || concat.getAxis() != r - 2)
+    return {};
+  for (Value v : concat.getInputs())
+    if (v != t && (!v.getDefiningOp<top::WeightOp>() ||
+                   getElementTypeOrSelf(v.getType()) !=
+                       getElementTypeOrSelf(t.getType())))
+      return {};
+  return concat;
+}
+
+/// Replaces `concat` of constants and the transpose `op` of X [C, W] by
+/// MatMul(L, X, right_transpose) + K, where L holds I_W in the transpose's
+/// rows and K the constants in theirs (zeros elsewhere): each result
+/// element is the transposed element or the constant plus exact zeros.
+void rowsWithConstants(OpBuilder &b, tpu::PermuteOp op, tpu::ConcatOp concat,
+                       int64_t C, int64_t W, Value none) {
+  auto type = cast<RankedTensorType>(concat.getOutput().getType());
+  const std::string name = tpuc::getOpName(concat.getOperation());
+  std::vector<float> constants;
+  int64_t at = 0;
+  for (Value v : concat.getInputs()) {
+    if (v == op.getOutput()) {
+      at = int64_t(constants.size()) / C;
+      constants.resize(constants.size() + size_t(W * C), 0.0f);
+      continue;
+    }
+    auto data = v.getDefiningOp<top::WeightOp>().read();
+    if (failed(data))
+      return;
+    llvm::append_range(constants, **data);
+  }
+  b.setInsertionPoint(concat);
+  Value rows = rowsOfIdentity(b, concat, name + "_identity_rows", type, W, at);
+  Value k = top::WeightOp::createWithData(b, concat, name + "_constants", type,
+                                          std::move(constants));
+  // Not the transpose's name: the result has the Concat's rows.
+  auto loc = NameLoc::get(b.getStringAttr(name + "_rows"));
+  auto mm = b.create<tpu::MatMulOp>(loc, type, rows, op.getInput(),
+                                    none, Value(), /*do_relu=*/false,
+                                    /*right_transpose=*/true);
+  auto add = b.create<tpu::AddOp>(concat.getLoc(), type, mm.getOutput(), k,
+                                  /*do_relu=*/false);
+  SmallVector<Operation *> weights;
+  for (Value v : concat.getInputs())
+    if (v != op.getOutput())
+      weights.push_back(v.getDefiningOp());
+  concat.getOutput().replaceAllUsesWith(add.getOutput());
+  concat.erase();
+  op.erase();
+  for (Operation *w : weights)
+    if (w->use_empty())
+      w->erase();
+}
+
+struct TransposeAsMatMulPass
+    : public tpuc::backend::impl::TransposeAsMatMulBase<TransposeAsMatMulPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    chip::Target target;
+    FailureOr<func::FuncOp> entry = loadChipAndEntry(module, chip, target);
+    if (failed(entry))
+      return signalPassFailure();
+    // The identity is a weight of the module's weight file.
+    if (!module->hasAttr(kWeightFileAttr))
+      return;
+    SmallVector<tpu::PermuteOp> permutes;
+    module.walk([&](tpu::PermuteOp op) { permutes.push_back(op); });
+    for (tpu::PermuteOp op : permutes) {
+      auto cw = smallTranspose(op, target.lanes);
+      if (!cw)
+        continue;
+      const int64_t C = cw->first, W = cw->second;
+      OpBuilder b(op);
+      Value none = b.create<top::NoneOp>(op.getLoc(), b.getNoneType());
+      if (auto concat = constantRowsConcat(op)) {
+        rowsWithConstants(b, op, concat, C, W, none);
+        continue;
+      }
+      auto outType = cast<RankedTensorType>(op.getOutput().getType());
+      Value identity = rowsOfIdentity(b, op, tpuc::getOpName(op) + "_identity",
+                                      outType, W, 0);
+      auto mm = b.create<tpu::MatMulOp>(op.getLoc(), outType, identity,
+                                        op.getInput(), none, Value(),
+                                        /*do_relu=*/false,
+                                        /*right_transpose=*/true);
+      op.getOutput().replaceAllUsesWith(mm.getOutput());
+      op.erase();
+    }
+  }
+};
+
+} // namespace
