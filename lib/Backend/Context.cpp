@@ -462,10 +462,29 @@ uint32_t CodegenContext::store(const Operand &to, LBuf &src,
                                const Operand &from) {
   flushStores();
   uint32_t id = builder_.gdma(makeDmaMove(to, from), src.tiu);
-  src.gdma = id;
+  src.writtenBy = src.storeId && src.gdma == src.storeId ? src.writtenBy
+                                                         : src.gdma;
+  src.gdma = src.storeId = id;
   touch(src);
   storeRanges_.push_back({id, {src.addr, src.addr + src.bytes, 0, 0}});
   return id;
+}
+
+/// Whether the per-lane bytes `inst` writes may overlap [lo, hi): its
+/// destination's span from its address over every dim (all channels in
+/// each lane, an overestimate).
+static bool mayWrite(const Instruction &inst, uint64_t lo, uint64_t hi) {
+  const Operand &d = inst.dst;
+  if (!d.valid() || d.space != Space::LMEM)
+    return false;
+  int64_t last = 0;
+  for (int k = 0; k < 4; ++k) {
+    if (d.stride[k] < 0)
+      return true;
+    last += int64_t(d.shape[k] ? d.shape[k] - 1 : 0) * d.stride[k];
+  }
+  uint64_t end = d.addr + uint64_t(last + 1) * dtypeSize(d.dtype);
+  return d.addr < hi && lo < end;
 }
 
 uint32_t CodegenContext::tiu(const Instruction &inst, ArrayRef<LBuf *> bufs) {
@@ -480,7 +499,9 @@ uint32_t CodegenContext::tiu(const Instruction &inst, ArrayRef<LBuf *> bufs) {
                      [&](auto r) { return lo < r.second && r.first < hi; }))
       for (uint64_t g = lo / kLmemAlign; g * kLmemAlign < hi; ++g)
         b->gdma = std::max(b->gdma, granGdma_[g]);
-    wait = std::max(wait, b->gdma);
+    const bool stored = b->storeId && b->gdma == b->storeId;
+    wait = std::max(wait, stored && !mayWrite(inst, lo, hi) ? b->writtenBy
+                                                             : b->gdma);
   }
   uint32_t id = builder_.tiu(inst, wait);
   for (LBuf *b : bufs) {

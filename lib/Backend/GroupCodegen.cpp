@@ -1189,8 +1189,8 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
         return ops[k]->emitOpError()
                << "failed to generate code in a layer group";
     }
-    // Stores follow the slice's compute: a TIU instruction reading a buffer
-    // would wait for a store reading it too.
+    // Stores follow the slice's compute: a TIU instruction writing a buffer
+    // would wait for a store reading it.
     for (size_t k = 0; k < ops.size(); ++k) {
       int r = plan.results[k];
       Rows out = plan.held[s][r], st = plan.storedRows[s][k];

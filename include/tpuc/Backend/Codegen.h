@@ -71,10 +71,14 @@ std::optional<chip::Operand> withBlockStride(chip::Operand o,
 chip::DType chipDType(mlir::Type type);
 
 /// A local-memory buffer: per-lane byte range and the last instruction of
-/// each engine that touched it.
+/// each engine that touched it. When that GDMA instruction is a store
+/// (gdma == storeId), it only read the buffer: a TIU instruction that only
+/// reads it too waits for the GDMA that wrote it before (writtenBy), not
+/// for the store.
 struct LBuf {
   uint64_t addr = 0, bytes = 0;
   uint32_t tiu = 0, gdma = 0;
+  uint32_t storeId = 0, writtenBy = 0;
 };
 
 /// A strided N-d view of DDR (element strides).

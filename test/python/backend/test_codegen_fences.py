@@ -360,3 +360,37 @@ def test_heavy_light_chain_is_race_free(chip, rng, tmp_path):
     sm = net.op("tpu.Softmax", [d], s, "axis = 3 : i64", "sm")
     check(net, [sm], chip, tmp_path)
     assert races(bmodel_of(tmp_path, chip)) == []
+
+
+def test_reads_of_a_stored_buffer_do_not_wait_for_the_store(chip, rng, tmp_path):
+    # A group storing hidden states [2, 8, 32] that a pooler reads in LMEM
+    # too (the first token of each sequence, a dense layer, tanh): a TIU
+    # instruction only reading the stored buffer runs while the store is in
+    # flight (both only read it); the program still has no race.
+    net = Net()
+    x = net.input("x", rng.standard_normal((2, 8, 32)))
+    g = net.weight("h_g", rng.standard_normal(32))
+    b = net.weight("h_b", rng.standard_normal(32))
+    h = net.op("tpu.LayerNorm", [x, g, b], (2, 8, 32),
+               "axis = 2 : i64, epsilon = 1.0e-5 : f64", "h")
+    s = net.op("tpu.Slice", [h], (2, 1, 32),
+               "offsets = [0, 0, 0], steps = [1, 1, 1]", "first")
+    r = net.op("tpu.Reshape", [s], (2, 32), "", "rows")
+    w = net.weight("w", rng.standard_normal((32, 32)) / 6)
+    wb = net.weight("wb", rng.standard_normal(32))
+    m = net.op("tpu.MatMul", [r, w, wb], (2, 32),
+               "do_relu = false, right_transpose = false", "dense")
+    t = net.op("tpu.Active", [m], (2, 32), 'mode = "tanh"', "pooled")
+    o = check(net, [h, t], chip, tmp_path)
+
+    bm = bmodel_of(tmp_path, chip)
+    lanes = bm.target.lanes
+    tiu, gdma = list(bm.networks[0].tiu), list(bm.networks[0].gdma)
+    g_done = prefix_waits(tiu)
+    h_addr = ddr_addrs(o.module)["h"]
+    (store,) = [d for d in gdma if d.dst.space == rt.Space.DDR and d.dst.addr == h_addr]
+    _, read = accesses(store, lanes)
+    overlapping = [u for i, u in enumerate(tiu)
+                   if store.id > g_done[i] and any_overlap(read, accesses(u, lanes)[1])]
+    assert overlapping, "every reader of the stored buffer waits for its store"
+    assert races(bm) == []

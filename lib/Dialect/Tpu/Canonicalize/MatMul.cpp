@@ -1,7 +1,10 @@
 // tpu.MatMul canonicalization: a run-time right operand transposed in its
 // last two dims (attention's K^T) is read through the matmul's transposed
 // right operand instead, so the transpose that would move the contracting
-// dim across lanes disappears; any remaining outer permutation stays.
+// dim across lanes disappears; any remaining outer permutation stays. A
+// weight matmul on picked rows reshaped to a matrix (a pooler on the first
+// token) reads the picked rows as they are, one row per batch, and the
+// reshape moves after it.
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Support/OpHelpers.h"
@@ -110,11 +113,48 @@ struct FoldRightTranspose : OpRewritePattern<MatMulOp> {
   }
 };
 
+/// MatMul(Reshape(Slice(x)) : [M, K], W : [K, N]) where the Slice keeps one
+/// row of each of M matrices ([..., 1, K], M in its outer dims) becomes
+/// Reshape(MatMul(Slice(x), W) : [..., 1, N]) : [M, N]. In a layer group
+/// the picked rows stay where they are (a lane copy of the first row of
+/// each matrix) instead of moving across lanes into an [M, K] matrix, which
+/// takes a DDR round trip; the tiled code folds the batches into M anyway.
+struct MatMulOnPickedRows : OpRewritePattern<MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatMulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto reshape = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!reshape || !reshape->hasOneUse() ||
+        !reshape.getInput().getDefiningOp<SliceOp>())
+      return failure();
+    auto in = cast<RankedTensorType>(reshape.getInput().getType());
+    auto a = tpuc::getShape(op.getInput()), b = tpuc::getShape(op.getRight());
+    if (a.size() != 2 || b.size() != 2 || op.getRightTranspose() ||
+        in.getRank() < 3 || in.getShape()[in.getRank() - 2] != 1 ||
+        in.getShape().back() != a[1])
+      return failure();
+    auto out = cast<RankedTensorType>(op.getOutput().getType());
+    SmallVector<int64_t> shape(in.getShape());
+    shape.back() = out.getShape().back();
+    rewriter.setInsertionPoint(op);
+    IRMapping map;
+    map.map(op.getInput(), reshape.getInput());
+    Operation *mm = rewriter.clone(*op, map);
+    mm->getResult(0).setType(
+        RankedTensorType::get(shape, out.getElementType(), out.getEncoding()));
+    mm->setLoc(tpuc::withNameSuffix(op.getLoc(), "_rows"));
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, out, mm->getResult(0));
+    rewriter.eraseOp(reshape);
+    return success();
+  }
+};
+
 } // namespace
 
 void MatMulOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                            MLIRContext *context) {
-  results.add<FoldRightTranspose>(context);
+  results.add<FoldRightTranspose, MatMulOnPickedRows>(context);
 }
 
 } // namespace tpu
