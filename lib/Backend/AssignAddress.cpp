@@ -270,10 +270,7 @@ struct AssignAddressPass
       if ((!own && (!g || g.getRowChunk() != 0)) || m->getNumResults() != 1)
         return false;
       auto ms = getShape(m->getResult(0));
-      int64_t trailing = 1;
-      for (size_t d = ms.size(); own && d-- > 0 && trailing < block;)
-        trailing *= ms[d];
-      if (own ? trailing != block
+      if (own ? !blockDims(ms, block)
               : ms.size() != 4 || (block != ms[2] * ms[3] &&
                                    block != ms[1] * ms[2] * ms[3]))
         return false;

@@ -67,6 +67,17 @@ std::optional<std::pair<int64_t, int64_t>> ddrBlockStride(mlir::Value v);
 std::optional<chip::Operand> withBlockStride(chip::Operand o,
                                              std::array<int64_t, 4> shape,
                                              std::pair<int64_t, int64_t> bs);
+/// The first of the trailing dims of `shape` whose elements make `block`
+/// (a tensor placed in a Concat's result in blocks of them); nullopt when no
+/// run of trailing dims makes exactly `block`.
+inline std::optional<size_t> blockDims(llvm::ArrayRef<int64_t> shape,
+                                       int64_t block) {
+  int64_t inner = 1;
+  size_t k = shape.size();
+  while (k > 0 && inner < block)
+    inner *= shape[--k];
+  return inner == block ? std::optional<size_t>(k) : std::nullopt;
+}
 /// Chip dtype of a tensor's element type (Invalid when the chip has none).
 chip::DType chipDType(mlir::Type type);
 

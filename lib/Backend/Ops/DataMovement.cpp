@@ -644,12 +644,10 @@ struct SliceModel : public PickModel<SliceModel, tpu::SliceOp> {
       // Placed in a Concat's result: blocks of the trailing dims whose
       // elements make `block`, each `stride` elements after the last.
       auto [block, stride] = *bs;
-      int64_t inner = 1;
-      size_t k = out.shape.size();
-      while (k > 0 && inner < block)
-        inner *= out.shape[--k];
-      if (inner != block)
+      auto first = blockDims(out.shape, block);
+      if (!first)
         return ctx.error() << "internal: block stride does not fit the slice";
+      const size_t k = *first;
       for (size_t d = k; d-- > 0;)
         dst.strides[d] = d + 1 == k ? stride : dst.strides[d + 1] * out.shape[d + 1];
     }
