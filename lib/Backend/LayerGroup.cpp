@@ -62,14 +62,13 @@ uint64_t tensorBytes(Value v) {
 }
 
 /// TIU cycles of `op` on whole tensors: MACs (or result elements) over the
-/// lanes its channels occupy (in a group, those of the layout the group
-/// holds its result in: `held` channels, or the op's own layout when 0)
-/// and the dtype's execution units.
-double tiuCycles(Operation *op, const Target &t, bool inGroup = false,
-                 int64_t held = 0) {
+/// lanes its channels occupy (in a group, `held` > 0: the channels of the
+/// layout the group holds its result in) and the dtype's execution units.
+double tiuCycles(Operation *op, const Target &t, int64_t held = 0) {
   auto cg = cast<CodegenInterface>(op);
   Value res = op->getResult(0);
   auto shape = getShape(res);
+  const bool inGroup = held > 0;
   // Work the op counts per lane itself (it reads across the lanes).
   if (int64_t laneWork = inGroup ? cg.localLaneWork(t.lanes) : 0)
     return double(laneWork) /
@@ -78,14 +77,7 @@ double tiuCycles(Operation *op, const Target &t, bool inGroup = false,
   int64_t work = cg.getMacs();
   if (work == 0)
     work = numElements(shape);
-  // In a group, the channels of the layout it holds the result in.
-  SmallVector<int64_t, 4> local;
-  if (inGroup)
-    local = cg.localResultShape();
-  int64_t c = held > 0              ? held
-              : local.size() == 4   ? local[1]
-              : shape.size() == 4   ? shape[1]
-                                    : t.lanes;
+  int64_t c = inGroup ? held : shape.size() == 4 ? shape[1] : t.lanes;
   // A conv spreading its work over idle lanes: `parts` times the lanes,
   // plus the passes adding its partial sums.
   const int64_t parts = inGroup ? cg.localLaneParts(t.lanes) : 1;
@@ -170,7 +162,7 @@ double groupCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
       tiu += fixed + tensorBytes(first) / bw + loadCycles(ops[k]);
     tiu = std::max(tiu, ready[k]) +
           (plan.views[k] ? 0
-                         : tiuCycles(ops[k], t, true,
+                         : tiuCycles(ops[k], t,
                                      plan.buffers[plan.results[k]].shape[1]));
     Value res = ops[k]->getResult(0);
     if (llvm::any_of(res.getUsers(),
@@ -221,7 +213,7 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
       int r = plan.results[k];
       double frac = double(plan.held[s][r].size()) / double(pb[r].height);
       if (frac > 0)
-        tiu[s] += (tiuCycles(ops[k], t, true, pb[r].shape[1]) -
+        tiu[s] += (tiuCycles(ops[k], t, pb[r].shape[1]) -
                    t.tiu_issue_cycles) * frac *
                       part +
                   t.tiu_issue_cycles;
