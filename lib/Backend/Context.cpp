@@ -465,7 +465,12 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
           lo = mid + 1;
       }
       const uint32_t suf = std::max(lo, pre);
-      if (pre == 0 && suf == C)
+      // Worth a request of its own only when the early part moves at
+      // least what the DDR moves during one request's latency.
+      const uint64_t early = uint64_t(from.numElements()) / C * (pre + C - suf) *
+                             dtypeSize(from.dtype);
+      if ((pre == 0 && suf == C) ||
+          double(early) < target_.ddr_latency_cycles * target_.ddr_bytes_per_cycle)
         continue;
       auto part = [&](uint32_t c0, uint32_t c1) {
         return builder_.gdma(makeDmaMove(dimRange(to, d, c0, c1, lanes()),
