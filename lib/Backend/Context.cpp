@@ -455,7 +455,10 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
         else
           hi = mid - 1;
       }
-      const uint32_t pre = lo;
+      // Channel cuts at whole lane slots keep each part's start lane that
+      // of the tile (the lane every channel's data is read from).
+      const uint32_t L = d == 1 ? lanes() : 1;
+      const uint32_t pre = lo / L * L;
       lo = pre, hi = C;
       while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
@@ -464,7 +467,7 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
         else
           lo = mid + 1;
       }
-      const uint32_t suf = std::max(lo, pre);
+      const uint32_t suf = std::max(std::min(C, (lo + L - 1) / L * L), pre);
       // Worth a request of its own only when the early part moves at
       // least what the DDR moves during one request's latency.
       const uint64_t early = uint64_t(from.numElements()) / C * (pre + C - suf) *
