@@ -2,9 +2,13 @@
 //
 // Weight layout: the blob stores an OIHW filter as [IC/groups, OC, KH, KW]
 // (the conv instruction's operand), so the filter slice of an output-channel
-// tile is one strided load with KH*KW-element runs. A filter computed at run
-// time (a trained parameter fed as an input) stays OIHW in DDR; its load
-// swaps the two outer strides, so the same local tile results.
+// tile is one strided load with runs of the tile's windows per input
+// channel. A dense conv running its own tiled code stores it in blocks of
+// `lanes` output channels instead, each block's [IC, block, KH, KW]
+// contiguous (filterBlock), so a tile loads one dense run per block. A
+// filter computed at run time (a trained parameter fed as an input) stays
+// OIHW in DDR; its load swaps the two outer strides, so the same local tile
+// results.
 //
 // Tiling: output channels in tiles that are whole groups (or part of one
 // group), output rows in tiles whose input rows include the halo (the tile's
