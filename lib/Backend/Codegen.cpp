@@ -163,7 +163,7 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
         if (!cg)
           continue;
         std::vector<int64_t> o = identity;
-        if (failed(cg.layoutWeight(use.getOperandNumber(), o)))
+        if (failed(cg.layoutWeight(use.getOperandNumber(), o, bm.target)))
           return failure();
         if (!order) {
           order = std::move(o);

@@ -412,10 +412,89 @@ uint32_t CodegenContext::deferredTiuWait() const {
   return w;
 }
 
+/// Indices [c0, c1) of dim `d` (channels or rows) of a load's LMEM
+/// destination or DDR source.
+static Operand dimRange(Operand o, int d, uint32_t c0, uint32_t c1,
+                        uint32_t lanes) {
+  const int64_t es = int64_t(dtypeSize(o.dtype));
+  if (o.space == Space::LMEM && d == 1) {
+    const uint32_t c = c0 + o.start_lane;
+    o.addr += uint64_t(c / lanes) * uint64_t(o.stride[1]) * uint64_t(es);
+    o.start_lane = uint16_t(c % lanes);
+  } else {
+    o.addr = uint64_t(int64_t(o.addr) + int64_t(c0) * o.stride[d] * es);
+  }
+  o.shape[d] = c1 - c0;
+  return o;
+}
+
 uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
                               const Operand &from) {
-  if (loadWaitsForDeferred(dst, from))
+  if (loadWaitsForDeferred(dst, from)) {
+    // A load of which only some channels (or rows) were written by the
+    // held-back stores (the previous op's last output tiles) loads the
+    // others first: they move while that op's last tile computes, and only
+    // the rest waits for its stores.
+    const bool splittable =
+        from.space == Space::DDR && to.space == Space::LMEM &&
+        std::equal(to.shape, to.shape + 4, from.shape) &&
+        !overlapsDeferred(dst.addr, dst.addr + dst.bytes);
+    for (int d : {1, 2}) {
+      const uint32_t C = from.shape[d];
+      if (!splittable || C < 2)
+        continue;
+      auto clear = [&](uint32_t c0, uint32_t c1) {
+        return !loadWaitsForDeferred(dst, dimRange(from, d, c0, c1, lanes()));
+      };
+      // The longest prefix and suffix clear of them.
+      uint32_t lo = 0, hi = C;
+      while (lo < hi) {
+        uint32_t mid = (lo + hi + 1) / 2;
+        if (clear(0, mid))
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      // Channel cuts at whole lane slots keep each part's start lane that
+      // of the tile (the lane every channel's data is read from).
+      const uint32_t L = d == 1 ? lanes() : 1;
+      const uint32_t pre = lo / L * L;
+      lo = pre, hi = C;
+      while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (clear(mid, C))
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      const uint32_t suf = std::max(std::min(C, (lo + L - 1) / L * L), pre);
+      // Worth a request of its own only when the early part moves at
+      // least what the DDR moves during one request's latency.
+      const uint64_t early = uint64_t(from.numElements()) / C * (pre + C - suf) *
+                             dtypeSize(from.dtype);
+      if ((pre == 0 && suf == C) ||
+          double(early) < target_.ddr_latency_cycles * target_.ddr_bytes_per_cycle)
+        continue;
+      auto part = [&](uint32_t c0, uint32_t c1) {
+        return builder_.gdma(makeDmaMove(dimRange(to, d, c0, c1, lanes()),
+                                         dimRange(from, d, c0, c1, lanes())),
+                             dst.tiu);
+      };
+      uint32_t id = 0;
+      if (pre > 0)
+        id = part(0, pre);
+      if (suf < C && suf > pre)
+        id = part(suf, C);
+      if (suf > pre) {
+        flushStores();
+        id = part(pre, suf);
+      }
+      dst.gdma = id;
+      touch(dst);
+      return id;
+    }
     flushStores();
+  }
   uint32_t id = builder_.gdma(makeDmaMove(to, from), dst.tiu);
   dst.gdma = id;
   touch(dst);

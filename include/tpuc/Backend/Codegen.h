@@ -21,7 +21,9 @@
 // store or DDR-to-DDR move. Allocating over that range does not: ops
 // allocate all their buffers before their first load. The next op's first
 // loads (weights, first input tile) thus enter the GDMA queue ahead of
-// them and run while the previous op's last tiles compute.
+// them and run while the previous op's last tiles compute; a load reading
+// some channels (or rows) they write loads the others ahead of them and
+// only the rest after.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_BACKEND_CODEGEN_H

@@ -20,9 +20,11 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         layout the op's instructions read: `data` holds the row-major
         element indices (the operand's type shape) and is permuted as the
         data would be; the blob then stores element data[i] at position i,
-        whatever the element type.
+        whatever the element type. `target` is the chip the blob is for
+        (a layout may follow its lanes).
       }], "::mlir::LogicalResult", "layoutWeight",
-      (ins "unsigned":$operandIndex, "std::vector<int64_t> &":$data), "",
+      (ins "unsigned":$operandIndex, "std::vector<int64_t> &":$data,
+           "const ::tpuc::chip::Target &":$target), "",
       [{ return ::mlir::success(); }]>,
     InterfaceMethod<[{
         Index of the operand whose DDR buffer the result shares (no copy),

@@ -2,9 +2,13 @@
 //
 // Weight layout: the blob stores an OIHW filter as [IC/groups, OC, KH, KW]
 // (the conv instruction's operand), so the filter slice of an output-channel
-// tile is one strided load with KH*KW-element runs. A filter computed at run
-// time (a trained parameter fed as an input) stays OIHW in DDR; its load
-// swaps the two outer strides, so the same local tile results.
+// tile is one strided load with runs of the tile's windows per input
+// channel. A dense conv running its own tiled code stores it in blocks of
+// `lanes` output channels instead, each block's [IC, block, KH, KW]
+// contiguous (filterBlock), so a tile loads one dense run per block. A
+// filter computed at run time (a trained parameter fed as an input) stays
+// OIHW in DDR; its load swaps the two outer strides, so the same local tile
+// results.
 //
 // Tiling: output channels in tiles that are whole groups (or part of one
 // group), output rows in tiles whose input rows include the halo (the tile's
@@ -42,6 +46,7 @@
 //===----------------------------------------------------------------------===//
 #include "ConvTiling.h"
 #include "Epilogue.h"
+#include "tpuc/Backend/LayerGroup.h"
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -115,6 +120,29 @@ static int64_t laneSplit(tpu::ConvOp op, int64_t lanes) {
   return k;
 }
 
+/// The output-channel block of the blob layout of `op`'s filter
+/// (filterBlobIndex), 0 for the plain [IC/g, OC, KH, KW]. The op's own
+/// tiled code (emitConv: outside a layer group, or heading a tile epilogue
+/// group) loads tiles of whole lane counts of output channels (or a part of
+/// one): in the plain layout each input channel is a run of the tile's
+/// windows, whose last DDR burst is partly wasted (16 channels of 3x3 int8
+/// windows are 144 bytes in three 64-byte bursts), while blocks of `lanes`
+/// channels make a tile one run per block. A layer group loads the whole
+/// filter, plain.
+static int64_t filterBlock(tpu::ConvOp op, int64_t lanes) {
+  auto f = getShape(op.getFilter());
+  if (op.getGroup() != 1 || f.size() != 4 || f[0] <= lanes ||
+      !op.getFilter().getDefiningOp<top::WeightOp>())
+    return 0;
+  if (auto g = op->getParentOfType<tpu::GroupOp>()) {
+    SmallVector<Operation *> ops = g.getMembers();
+    if (!g.getTileEpilogue() || ops.size() < 2 ||
+        ops[hasTilePrologue(ops) ? 1 : 0] != op.getOperation())
+      return 0;
+  }
+  return lanes;
+}
+
 struct ConvModel
     : public CodegenInterface::ExternalModel<ConvModel, tpu::ConvOp> {
   unsigned localLaneParts(Operation *op, unsigned lanes) const {
@@ -140,15 +168,18 @@ struct ConvModel
   }
 
   LogicalResult layoutWeight(Operation *op, unsigned index,
-                             std::vector<int64_t> &data) const {
+                             std::vector<int64_t> &data,
+                             const chip::Target &target) const {
     if (index != 1)
       return success();
     auto f = getShape(op->getOperand(1)); // [OC, IC/g, KH, KW]
     int64_t oc = f[0], icg = f[1], k = f[2] * f[3];
+    const int64_t block = filterBlock(cast<tpu::ConvOp>(op), target.lanes);
     std::vector<int64_t> out(data.size());
     for (int64_t o = 0; o < oc; ++o)
       for (int64_t i = 0; i < icg; ++i)
-        std::copy_n(&data[(o * icg + i) * k], k, &out[(i * oc + o) * k]);
+        std::copy_n(&data[(o * icg + i) * k], k,
+                    &out[filterBlobIndex(o, i, 0, oc, icg, k, block)]);
     data = std::move(out);
     return success();
   }
@@ -472,6 +503,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
           ceilDiv(((OH - 1) * sh + 1) * W * ies, burst);
 
   auto ocTiles = [&](int64_t ocT) { return makeOcTiles(OC, IC, G, ocT); };
+  const int64_t block = operands->filterInBlob ? filterBlock(op, L) : 0;
   auto rowsFor = [&](int64_t ohT) {
     if (skipRows)
       return ohT;
@@ -573,7 +605,17 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
         if (operands->filterInBlob) {
           wBytes = 0;
           for (const OcTile &t : tiles)
-            wBytes += double(ICg) * burstBytes(t.oc * KH * KW * wes);
+            for (int64_t a = t.o0; a < t.o0 + t.oc;) {
+              // A tile's part of a block of the blob: one run when whole.
+              int64_t j = block ? a / block : 0,
+                      lb = block ? std::min(block, OC - j * block) : OC,
+                      e = block ? std::min(t.o0 + t.oc, j * block + lb)
+                                : t.o0 + t.oc;
+              wBytes += e - a == lb && block
+                            ? burstBytes(ICg * lb * KH * KW * wes)
+                            : double(ICg) * burstBytes((e - a) * KH * KW * wes);
+              a = e;
+            }
         }
         double ocOuter = wBytes + (G == 1 ? nOc : 1.0) * inBytes;
         double spOuter = inBytes + (tiles.size() == 1 ? 1.0 : nSp) * wBytes;
@@ -744,12 +786,15 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     const Sp &sp = sps[steps[0].p];
     int64_t r0, rows, padT, padB;
     // A band's pieces pay a request each: bands only as long as each
-    // band's rows take twice a request's DDR latency to arrive.
+    // band's rows take twice a request's DDR latency to arrive, and each
+    // piece's rows of a channel (one DDR run) span four bursts, so the
+    // parts of bursts the cuts waste stay small.
     const bool any = inRows(sp, r0, rows, padT, padB);
     const double transfer =
         double(sp.nT * tiles[steps[0].o].ic * rows * W * ies) / bw;
     const int64_t nb = std::min<int64_t>(
-        {sp.ohT, kFirstStepBands, int64_t(transfer / (2 * dmaOverhead))});
+        {sp.ohT, kFirstStepBands, int64_t(transfer / (2 * dmaOverhead)),
+         rows * W * ies / (4 * burst)});
     if (nb > 1 && any) {
       for (int64_t k = 0; k < nb; ++k) {
         int64_t a = sp.ohT * k / nb, b = sp.ohT * (k + 1) / nb;
@@ -801,7 +846,7 @@ LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
     auto [b, newB] = pipe.acquire(kB, wholeParams ? 0 : st.o);
     loadFilterAndBias(ctx, types, fl->addr, bias, OC, KH, KW, t,
                       {ic0, ic, wi0, wic}, *w, newW, *b, newB && !wholeParams,
-                      operands->filterInBlob, ICg);
+                      operands->filterInBlob, ICg, block);
     if (wholeParams && newB && bias)
       ctx.load(*b, lmemTensor(b->addr, 1, OC, 1, 1, types.bias),
                ddrOperand(*bias, {1, OC, 1, 1}, {OC, 1, 1, 1}, types.bias));

@@ -107,21 +107,55 @@ inline IcSlice icSlice(const OcTile &t, int64_t c, int64_t icT, int64_t ICg) {
   return s;
 }
 
+/// Position of element (o, i, k) of a [OC, ICg, K] filter in the blob's
+/// layout for a conv's own tiled code: [IC/g, OC, KH, KW] when `block` is 0,
+/// else blocks of `block` output channels one after the other, each block's
+/// [IC/g, its channels, KH, KW] contiguous (blockedFilterLayout).
+inline int64_t filterBlobIndex(int64_t o, int64_t i, int64_t k, int64_t OC,
+                               int64_t ICg, int64_t K, int64_t block) {
+  if (!block)
+    return (i * OC + o) * K + k;
+  const int64_t j = o / block, lb = std::min(block, OC - j * block);
+  return (j * block * ICg + i * lb + (o - j * block)) * K + k;
+}
+
 /// Loads the filter rows of slice `s` of tile `t` into `w` (when `newW`) and
 /// the tile's bias into `b` (when `newB` and there is one). The filter is
-/// read from the blob's [IC/g, OC, KH, KW] layout, or, when not
-/// `filterInBlob`, from an OIHW tensor of `ICg` input channels per group
-/// (the same local layout, other DDR strides).
+/// read from the blob's [IC/g, OC, KH, KW] layout (or its blocks of
+/// `block` output channels, one load per block the tile spans), or, when
+/// not `filterInBlob`, from an OIHW tensor of `ICg` input channels per
+/// group (the same local layout, other DDR strides).
 inline void loadFilterAndBias(CodegenContext &ctx, const MacTypes &types,
                               uint64_t filterAddr, std::optional<uint64_t> bias,
                               int64_t OC, int64_t KH, int64_t KW,
                               const OcTile &t, const IcSlice &s, LBuf &w,
                               bool newW, LBuf &b, bool newB,
-                              bool filterInBlob = true, int64_t ICg = 0) {
+                              bool filterInBlob = true, int64_t ICg = 0,
+                              int64_t block = 0) {
   const int64_t es = chip::dtypeSize(types.weight),
                 bes = chip::dtypeSize(types.bias), K = KH * KW;
-  if (newW && filterInBlob)
-    ctx.load(w, chip::lmemTensor(w.addr, s.wic, t.oc, KH, KW, types.weight),
+  const chip::Operand whole =
+      chip::lmemTensor(w.addr, s.wic, t.oc, KH, KW, types.weight);
+  if (newW && filterInBlob && block) {
+    const int64_t L = ctx.lanes();
+    for (int64_t a = t.o0; a < t.o0 + t.oc;) {
+      const int64_t j = a / block, lb = std::min(block, OC - j * block),
+                    e = std::min(t.o0 + t.oc, j * block + lb);
+      // Channels [a, e) of the tile: their lane slots of the local tile.
+      chip::Operand to = whole;
+      const int64_t c = a - t.o0;
+      to.addr += uint64_t((c + to.start_lane) / L * to.stride[1]) * es;
+      to.start_lane = uint16_t((c + to.start_lane) % L);
+      to.shape[1] = uint32_t(e - a);
+      ctx.load(w, to,
+               ddrOperand(filterAddr + filterBlobIndex(a, s.wi0, 0, OC, ICg,
+                                                       K, block) * es,
+                          {s.wic, e - a, KH, KW}, {lb * K, K, KW, 1},
+                          types.weight));
+      a = e;
+    }
+  } else if (newW && filterInBlob)
+    ctx.load(w, whole,
              ddrOperand(filterAddr + (s.wi0 * OC + t.o0) * K * es,
                         {s.wic, t.oc, KH, KW}, {OC * K, K, KW, 1},
                         types.weight));

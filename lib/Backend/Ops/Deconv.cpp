@@ -76,7 +76,8 @@ void fillAroundLattice(CodegenContext &ctx, LBuf &buf, int64_t c, int64_t R,
 struct DeconvModel
     : public CodegenInterface::ExternalModel<DeconvModel, tpu::DeconvOp> {
   LogicalResult layoutWeight(Operation *op, unsigned index,
-                             std::vector<int64_t> &data) const {
+                             std::vector<int64_t> &data,
+                             const chip::Target &) const {
     if (index != 1)
       return success();
     auto deconv = cast<tpu::DeconvOp>(op);

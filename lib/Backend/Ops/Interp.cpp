@@ -39,7 +39,8 @@ std::pair<int64_t, int64_t> band(const std::vector<float> &m, int64_t cols,
 struct InterpModel
     : public CodegenInterface::ExternalModel<InterpModel, tpu::InterpOp> {
   LogicalResult layoutWeight(Operation *op, unsigned index,
-                             std::vector<int64_t> &data) const {
+                             std::vector<int64_t> &data,
+                             const chip::Target &) const {
     if (index != 2)
       return success();
     auto s = getShape(op->getOperand(2)); // [OW, W] -> [W, OW]

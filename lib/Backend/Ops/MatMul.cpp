@@ -64,7 +64,8 @@ using StoreHook = function_ref<void(LBuf &, const Operand &)>;
 struct MatMulModel
     : public CodegenInterface::ExternalModel<MatMulModel, tpu::MatMulOp> {
   LogicalResult layoutWeight(Operation *op, unsigned index,
-                             std::vector<int64_t> &data) const {
+                             std::vector<int64_t> &data,
+                             const chip::Target &) const {
     if (index != 1 || !isRowTimesWeight(cast<tpu::MatMulOp>(op)))
       return success();
     auto b = getShape(op->getOperand(1));

@@ -363,3 +363,26 @@ def test_upsample_large(chip, rng, tmp_path):
     up = net.op("tpu.Upsample", [x], (1, 37, 128, 130), "scale_h = 2 : i64, scale_w = 2 : i64", "up")
     y = net.op("tpu.Active", [up], (1, 37, 128, 130), 'mode = "relu"', "relu")
     check(net, [y], chip, tmp_path)
+
+
+def test_conv_filter_tiles_load_as_whole_blocks(chip, rng, tmp_path):
+    # A conv's own tiled code reads its filter from the blob in blocks of
+    # `lanes` output channels, each [IC, block, KH, KW] contiguous: every
+    # filter load is one dense run (the plain [IC, OC, KH, KW] layout gives
+    # one short run per input channel), including the last, partial block.
+    lanes = rt.load_target(chip).lanes
+    oc, shape = 3 * lanes + 5, (1, 32, 12, 12)
+    net = Net()
+    x = net.input("x", rng.standard_normal(shape))
+    y, _ = conv(net, x, shape, oc, (3, 3), pads=(1, 1, 1, 1), relu=True, rng=rng, name="c")
+    check(net, [y], chip, tmp_path)
+    b = rt.Model(tmp_path / f"net_{chip}.bmodel").bmodel
+    lo, hi = b.plan.weight_addr, b.plan.weight_addr + b.plan.weight_size
+    filters = [i.src[0] for i in b.networks[0].gdma
+               if i.src[0].space == rt.Space.DDR and lo <= i.src[0].addr < hi
+               and i.src[0].shape[0] == shape[1]]
+    assert filters
+    for f in filters:
+        s = list(f.shape)
+        assert s[1] <= lanes and list(f.stride) == [s[1] * s[2] * s[3], s[2] * s[3], s[3], 1], f
+    assert sum(f.shape[1] for f in filters) % oc == 0

@@ -96,3 +96,34 @@ def test_consecutive_ops_sharing_lmem(chip, rng, tmp_path):
     sm = net.op("tpu.Softmax", [z], s, "axis = 3 : i64", "sm")
     w, _ = conv(net, sm, s, 17, (1, 1), rng=rng, name="c3")
     check(net, [w], chip, tmp_path)
+
+
+def test_next_input_channels_load_ahead_of_trailing_stores(chip, rng, tmp_path):
+    # c1's filter is too large to hold whole, so it runs in tiles of output
+    # channels and its trailing store writes the last tile's channels only.
+    # c2 reads every channel in one tile: the channels stored before load
+    # first, ahead of that store (while c1's last tile computes), and only
+    # the rest after it.
+    if chip != "tpu_edge":
+        pytest.skip("sizes chosen for tpu_edge's local memory")
+    shape = (1, 256, 10, 10)
+    net = Net()
+    x = net.input("x", rng.standard_normal(shape))
+    y, s = conv(net, x, shape, 64, (3, 3), pads=(1, 1, 1, 1), rng=rng, name="c1")
+    z, _ = conv(net, y, s, 16, (1, 1), rng=rng, name="c2")
+    check(net, [z], chip, tmp_path)
+    n = rt.Model(tmp_path / f"net_{chip}.bmodel").bmodel.networks[0]
+    c1 = next(t.info for t in n.tensors if t.info.name == "c1")
+
+    def in_c1(op):
+        return op.space == rt.Space.DDR and \
+            c1.ddr_addr <= op.addr < c1.ddr_addr + c1.byte_size
+    stores = [i for i in n.gdma if in_c1(i.dst)]
+    loads = [i for i in n.gdma if in_c1(i.src[0])]
+    assert len(stores) > 1 and len(loads) > 1
+    assert loads[0].id < stores[-1].id < loads[-1].id
+    # The early part holds channels no later store writes.
+    early = loads[0].src[0]
+    assert 0 < early.shape[1] < 64
+    end = early.addr + early.shape[1] * early.stride[1] * 4
+    assert all(st.dst.addr >= end for st in stores if st.id > loads[0].id)
