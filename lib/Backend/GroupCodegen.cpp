@@ -21,7 +21,10 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <map>
+#include <set>
 #include <optional>
 
 using namespace mlir;
@@ -263,42 +266,380 @@ static LogicalResult sliceBatch(GroupPlan &plan, ArrayRef<Operation *> ops,
 }
 
 /// Folds the batch of the matrix view into the rows, [batch, rows, 1, cols]
-/// -> [1, batch * rows, 1, cols], in every tensor of a group whose ops all
-/// allow it (localFoldsBatch): a linear layer over a few rows of many
-/// batches (tokens of windows) otherwise leaves most lanes idle. The
-/// row-major data is the same, so loads and stores do not change. An
-/// operand either has its op's batch or is shared by every row (batch 1;
-/// for a row-wise op, a row or a scalar).
+/// -> [1, batch * rows, 1, cols], in the tensors of the ops that allow it
+/// (localFoldsBatch): a linear layer over a few rows of many batches (tokens
+/// of windows) otherwise leaves most lanes idle. The row-major data is the
+/// same, so loads and stores do not change. An operand either has its op's
+/// batch or is shared by every row (batch 1; for a row-wise op, a row or a
+/// scalar). A tensor one op reads folded and another not (an attention's
+/// head split, a matmul with batched right operands) is held both ways, the
+/// second buffer filled by GDMA moves across the lanes after the tensor is
+/// computed (GroupPlan::refolds). The GDMA runs its requests in order,
+/// behind the group's loads, so the folds are chosen by how soon the group
+/// ends with them (a model of both engines): a group whose ops all fold
+/// needs no move and always folds.
 static void foldBatches(GroupPlan &plan, ArrayRef<Operation *> ops,
+                        const Target &target,
                         function_ref<uint64_t(std::array<int64_t, 4>, DType)>
                             bytesOf) {
-  if (llvm::is_contained(plan.loaded, true) ||
-      llvm::none_of(plan.buffers, [](const GroupPlan::Buffer &b) {
+  auto &pb = plan.buffers;
+  if (llvm::none_of(pb, [](const GroupPlan::Buffer &b) {
         return b.shape[0] > 1;
       }) ||
-      llvm::any_of(plan.buffers, [](const GroupPlan::Buffer &b) {
+      llvm::any_of(pb, [](const GroupPlan::Buffer &b) {
         return b.shape[2] != 1;
       }))
     return;
+  const int n = int(ops.size());
+  // Ops that may fold.
+  std::vector<bool> can(n, false), fold(n, false);
   for (auto [k, op] : llvm::enumerate(ops)) {
     auto cg = cast<CodegenInterface>(op);
-    if (!cg.localFoldsBatch())
-      return;
-    const int64_t batch = plan.buffers[plan.results[k]].shape[0];
+    const auto &rs = pb[plan.results[k]].shape;
+    if (plan.loaded[k] || plan.views[k] || rs[0] <= 1 || !cg.localFoldsBatch())
+      continue;
+    bool ok = true;
     for (int b : plan.operands[k]) {
       if (b < 0)
         continue;
-      const auto &s = plan.buffers[b].shape;
-      if (s[0] != batch &&
-          (s[0] != 1 || (cg.localRowwise() && s[1] != 1)))
-        return;
+      const auto &s = pb[b].shape;
+      if (s[0] != rs[0] && (s[0] != 1 || (cg.localRowwise() && s[1] != 1)))
+        ok = false;
     }
-  }
-  for (GroupPlan::Buffer &b : plan.buffers) {
-    if (b.shape[0] == 1)
+    if (!ok)
       continue;
-    b.shape = {1, b.shape[0] * b.shape[1], 1, b.shape[3]};
+    can[k] = fold[k] = true;
+  }
+  // Whether each buffer is held folded: a result as its op computes it (a
+  // view as its operand), an input as its first reader reads it; and which
+  // buffers each op reads in the other form.
+  std::vector<int> producer(pb.size(), -1);
+  for (int k = 0; k < n; ++k)
+    producer[plan.results[k]] = k;
+  auto states = [&](std::vector<bool> &folded) {
+    folded.assign(pb.size(), false);
+    std::vector<bool> seen(pb.size(), false);
+    for (int k = 0; k < n; ++k) {
+      for (int b : plan.operands[k])
+        if (b >= 0 && !seen[b] && (pb[b].kind == GroupPlan::Kind::Input ||
+                                   pb[b].kind == GroupPlan::Kind::Weight)) {
+          seen[b] = true;
+          folded[b] = fold[k] && pb[b].shape[0] > 1;
+        }
+      int r = plan.results[k];
+      if (plan.views[k]) {
+        int a = plan.operands[k][0];
+        folded[r] = folded[a] && pb[r].shape == pb[a].shape;
+      } else {
+        folded[r] = fold[k];
+      }
+    }
+  };
+  // Operand reads in the other form: each needs a second buffer of its
+  // tensor. A view of another shape reads its operand unfolded.
+  auto mismatched = [&](const std::vector<bool> &folded, int k, int b) {
+    if (b < 0 || pb[b].shape[0] <= 1)
+      return false;
+    bool want = plan.views[k] ? folded[b] && pb[plan.results[k]].shape == pb[b].shape
+                              : fold[k];
+    return want != folded[b];
+  };
+  // The moves of one tensor, an image at a time.
+  const auto moveCycles = [&](int b) {
+    const auto &s = pb[b].shape;
+    return double(s[0]) *
+           (target.gdma_issue_cycles +
+            double(s[1] * s[3] * dtypeSize(pb[b].dtype)) /
+                target.gdma_lmem_bytes_per_cycle);
+  };
+  // The GDMA runs its requests in order and completes them in order, so
+  // the moves after an op would wait for every load of the group (issued
+  // first) and the DDR latency of the stores before them: the loads of the
+  // ops the TIU reaches well after the moves (GroupPlan::loadCuts) go
+  // behind them.
+  std::vector<double> loadOf(n, 0); // loads of the buffers op k reads first
+  {
+    std::vector<bool> seen(pb.size(), false);
+    for (int k = 0; k < n; ++k)
+      for (int b : plan.operands[k])
+        if (b >= 0 && !seen[b] &&
+            (pb[b].kind == GroupPlan::Kind::Input ||
+             pb[b].kind == GroupPlan::Kind::Weight)) {
+          seen[b] = true;
+          loadOf[k] += target.gdma_issue_cycles +
+                       double(numElements(pb[b].shape) * dtypeSize(pb[b].dtype)) /
+                           target.ddr_bytes_per_cycle;
+        }
+  }
+  auto tiuOf = [&](int k, const std::vector<bool> &folded) {
+    if (plan.loaded[k] || plan.views[k])
+      return 0.0;
+    int r = plan.results[k];
+    const auto &rs = pb[r].shape;
+    int64_t work = cast<CodegenInterface>(ops[k]).getMacs();
+    if (work == 0)
+      work = numElements(rs);
+    double held = double(folded[r] ? rs[0] * rs[1] : rs[1]);
+    return target.tiu_issue_cycles +
+           double(work) / double(target.euFor(pb[r].dtype)) /
+               std::min(held, double(target.lanes));
+  };
+  const double lat = target.ddr_latency_cycles;
+  std::vector<bool> folded;
+  std::vector<int> cuts;
+  // The group's end as the engines would run it: the TIU in the op order,
+  // each op after its loads and the copies it reads; the GDMA in the
+  // order of the program (loads, then after an op its moves and store).
+  auto simulate = [&]() {
+    states(folded);
+    std::vector<SmallVector<int, 2>> at(n);
+    std::vector<bool> listed(pb.size(), false);
+    for (int k = 0; k < n; ++k)
+      for (int b : plan.operands[k])
+        // Inputs and weights load twice instead.
+        if (mismatched(folded, k, b) && producer[b] >= 0 && !listed[b]) {
+          listed[b] = true;
+          at[producer[b]].push_back(b);
+        }
+    // An op reading part of an unfolded copy (a slice) would see part of
+    // one image's move: the bmodel verifier refuses such a read.
+    for (int k = 0; k < n; ++k)
+      for (int b : plan.operands[k])
+        if (mismatched(folded, k, b) && producer[b] >= 0 && folded[b] &&
+            numElements(getShape(ops[k]->getResult(0))) <
+                numElements(pb[b].shape))
+          return std::numeric_limits<double>::infinity();
+    std::vector<double> end(n);
+    for (int k = 0; k < n; ++k)
+      end[k] = (k ? end[k - 1] : 0) + tiuOf(k, folded);
+    // Cut k: the ops whose loads go behind op k's moves, from the first op
+    // starting two DDR latencies after it ends.
+    cuts.assign(n, -1);
+    int cut = 0;
+    for (int k = 0; k < n; ++k)
+      if (!at[k].empty()) {
+        int j = std::max(cut, k + 2);
+        while (j < n && end[j - 1] - end[k] < 2 * lat)
+          ++j;
+        cuts[k] = cut = std::min(j, n);
+      }
+    auto nextCut = [&](int k) {
+      for (int j = k; j < n; ++j)
+        if (cuts[j] >= 0)
+          return cuts[j];
+      return n;
+    };
+    double gdma = 0, done = 0, tiu = 0;
+    std::vector<double> loaded(n, 0), copied(pb.size(), 0);
+    int issued = 0;
+    auto issue = [&](int to) {
+      for (; issued < to; ++issued)
+        if (loadOf[issued] > 0) {
+          gdma += loadOf[issued];
+          done = std::max(done, gdma + lat);
+          loaded[issued] = done;
+        }
+    };
+    issue(nextCut(0));
+    for (int k = 0; k < n; ++k) {
+      if (issued <= k) {
+        gdma = std::max(gdma, tiu);
+        issue(k + 1);
+      }
+      double start = std::max(tiu, loaded[k]);
+      for (int b : plan.operands[k])
+        if (mismatched(folded, k, b) && producer[b] >= 0)
+          start = std::max(start, copied[b]);
+      tiu = start + tiuOf(k, folded);
+      for (int b : at[k]) {
+        gdma = std::max(gdma, tiu) + moveCycles(b);
+        done = std::max(done, gdma);
+        copied[b] = done;
+      }
+      if (cuts[k] >= 0)
+        issue(nextCut(k + 1));
+      if (plan.stored[k]) {
+        gdma = std::max(gdma, tiu) + target.gdma_issue_cycles +
+               double(numElements(pb[plan.results[k]].shape) *
+                      dtypeSize(pb[plan.results[k]].dtype)) /
+                   target.ddr_bytes_per_cycle;
+        done = std::max(done, gdma + lat);
+      }
+    }
+    return std::max(tiu, done);
+  };
+  // A group whose ops all fold without a move folds (as fast at least);
+  // else the folds are searched.
+  states(folded);
+  bool moves = false;
+  for (int k = 0; k < n; ++k)
+    for (int b : plan.operands[k])
+      moves = moves || mismatched(folded, k, b);
+  if (moves) {
+    std::fill(fold.begin(), fold.end(), false);
+    const double unfolded = simulate();
+    // What folding saves on the group's end.
+    auto total = [&]() { return unfolded - simulate(); };
+    // Tried one op at a time, then a run of folding ops passing tensors
+    // among themselves at a time (one op alone would trade one move for
+    // another).
+    auto root = [&](int b) {
+      while (b >= 0 && producer[b] >= 0 && plan.views[producer[b]])
+        b = plan.operands[producer[b]][0];
+      return b;
+    };
+    std::vector<int> run(n);
+    auto runs = [&] {
+      for (int k = 0; k < n; ++k)
+        run[k] = k;
+      std::function<int(int)> find = [&](int k) {
+        return run[k] == k ? k : run[k] = find(run[k]);
+      };
+      for (int k = 0; k < n; ++k)
+        if (fold[k])
+          for (int b : plan.operands[k]) {
+            int p = b < 0 ? -1 : producer[root(b)];
+            if (p >= 0 && fold[p])
+              run[find(k)] = find(p);
+          }
+      for (int k = 0; k < n; ++k)
+        run[k] = find(k);
+    };
+    auto polish = [&] {
+      for (bool changed = true; changed;) {
+        changed = false;
+        double best = total();
+        for (int k = 0; k < n; ++k) {
+          if (!fold[k])
+            continue;
+          fold[k] = false;
+          double t = total();
+          if (t > best) {
+            best = t;
+            changed = true;
+          } else {
+            fold[k] = true;
+          }
+        }
+        runs();
+        for (int k = 0; k < n; ++k) {
+          if (!fold[k] || run[k] != k)
+            continue;
+          std::vector<bool> before = fold;
+          for (int j = 0; j < n; ++j)
+            if (run[j] == k)
+              fold[j] = false;
+          double t = total();
+          if (t > best) {
+            best = t;
+            changed = true;
+          } else {
+            fold = before;
+          }
+        }
+      }
+      return total();
+    };
+    // From every op that may fold folding, and from the best run of
+    // consecutive ones (the moves after the first ops would wait for the
+    // group's loads, later ones need not).
+    fold = can;
+    double best = polish();
+    std::vector<bool> chosen = fold;
+    if (n <= 128) {
+      double bestRun = 0;
+      std::vector<bool> runFold(n, false);
+      for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j <= n && can[i]; ++j) {
+          if (!can[j - 1])
+            continue;
+          for (int k = 0; k < n; ++k)
+            fold[k] = can[k] && k >= i && k < j;
+          double t = total();
+          if (t > bestRun)
+            bestRun = t, runFold = fold;
+        }
+      fold = runFold;
+      if (bestRun > 0 && polish() > best)
+        chosen = fold;
+    }
+    fold = chosen;
+    if (llvm::none_of(fold, [](bool f) { return f; }) || total() <= 0)
+      return;
+    simulate();
+    plan.loadCuts = cuts;
+  }
+  states(folded);
+  // The second buffers: inputs and weights load twice; a result is copied
+  // after the op computing it (its view's op for a view).
+  std::map<int, int> other;
+  const size_t planned = pb.size();
+  plan.refolds.assign(n, {});
+  for (int k = 0; k < n; ++k)
+    for (int &b : plan.operands[k]) {
+      if (!mismatched(folded, k, b))
+        continue;
+      auto it = other.find(b);
+      if (it == other.end()) {
+        GroupPlan::Buffer c = pb[b];
+        c.alias = -1;
+        if (c.kind == GroupPlan::Kind::Result)
+          c.kind = GroupPlan::Kind::Temp;
+        if (c.kind == GroupPlan::Kind::Temp) {
+          c.value = Value();
+          c.start = producer[b];
+          plan.refolds[producer[b]].push_back({b, int(pb.size())});
+        }
+        folded.push_back(!folded[b]);
+        pb.push_back(c);
+        it = other.insert({b, int(pb.size()) - 1}).first;
+      }
+      // The source lives until its copy is made.
+      pb[b].end = std::max(pb[b].end, pb[it->second].start);
+      b = it->second;
+      pb[b].end = std::max(pb[b].end, k);
+      // A view reads the copy: it shares that space.
+      if (plan.views[k])
+        pb[plan.results[k]].alias = b;
+    }
+  for (auto [i, b] : llvm::enumerate(pb)) {
+    if (b.shape[0] <= 1)
+      continue;
+    bool f = folded[i];
+    if (b.kind == GroupPlan::Kind::Temp && i < planned) {
+      // An op's temps follow its result.
+      for (int k = 0; k < n; ++k)
+        if (llvm::is_contained(plan.temps[k], int(i)))
+          f = fold[k];
+    }
+    if (f)
+      b.shape = {1, b.shape[0] * b.shape[1], 1, b.shape[3]};
     b.bytes = b.slots * bytesOf(b.shape, b.dtype);
+  }
+}
+
+/// Copies the tensor `from` (in `fromBuf`) into `to` (in `toBuf`), one of
+/// them held with its batch folded into the rows, [1, B R, 1, W], the other
+/// not, [B, R, 1, W] (GroupPlan::refolds): a GDMA move per image, between
+/// its R lanes in the folded form and the first R lanes.
+static void emitRefold(CodegenContext &ctx, LBuf &toBuf, const Operand &to,
+                       LBuf &fromBuf, const Operand &from) {
+  const bool fromFolded = from.shape[0] == 1;
+  const Operand &f = fromFolded ? from : to, &u = fromFolded ? to : from;
+  const uint32_t lanes = uint32_t(ctx.lanes()), rows = u.shape[1];
+  const uint64_t es = dtypeSize(u.dtype);
+  for (uint32_t img = 0; img < u.shape[0]; ++img) {
+    Operand fp = f, up = u;
+    const uint32_t c = f.start_lane + img * rows;
+    fp.start_lane = uint16_t(c % lanes);
+    fp.addr += uint64_t(c / lanes) * uint64_t(f.stride[1]) * es;
+    fp.shape[1] = rows;
+    up.shape[0] = 1;
+    up.addr += uint64_t(img) * uint64_t(u.stride[0]) * es;
+    if (fromFolded)
+      ctx.moveLocal(toBuf, up, fromBuf, fp);
+    else
+      ctx.moveLocal(toBuf, fp, fromBuf, up);
   }
 }
 
@@ -522,7 +863,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     plan.stored.push_back(isStoredInGroup(op, ops));
   }
   if (!rows && slices <= 1 && nSlices <= 1)
-    foldBatches(plan, ops, bytesOf);
+    foldBatches(plan, ops, target, bytesOf);
   if (nSlices > 1 && (rows || ownLayouts || llvm::is_contained(plan.loaded, true) ||
                       failed(sliceBatch(plan, ops, nSlices))))
     return failure();
@@ -1049,7 +1390,8 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
     auto isRuns = [&](size_t k, size_t j) { return j == 1 && !split[k].empty(); };
     // early: only the free weights and runs.
     auto loadOperand = [&](size_t k, size_t j, int i, bool early) -> LogicalResult {
-      if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i] ||
+      if (i < 0 || pb[i].kind == GroupPlan::Kind::Result ||
+          pb[i].kind == GroupPlan::Kind::Temp || loaded[i] ||
           (pb[i].kind == GroupPlan::Kind::Weight && g > 0) ||
           (early && pb[i].kind != GroupPlan::Kind::Weight))
         return success();
@@ -1378,7 +1720,8 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
         const bool inParts = pass >= 2;
         const bool weights = (pass % 2 == 0) == weightsFirst;
         for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
-          if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
+          if (i < 0 || pb[i].kind == GroupPlan::Kind::Result ||
+              pb[i].kind == GroupPlan::Kind::Temp || loaded[i])
             continue;
           unsigned parts = partsOf(j, i);
           bool inRuns = !split[k].empty() && j == 1;
@@ -1421,11 +1764,31 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     }
     return success();
   };
+  // With refolds (GroupPlan::loadCuts), the loads go in runs: those of
+  // ops [issued, allowed) may go now, the next ones behind the next
+  // refold's moves; an op about to compute gets its loads regardless.
+  const bool cutLoads = !plan->loadCuts.empty();
+  size_t issued = 0, allowed = ops.size();
+  auto cutFrom = [&](size_t k) {
+    for (size_t j = k; j < ops.size(); ++j)
+      if (plan->loadCuts[j] >= 0)
+        return size_t(plan->loadCuts[j]);
+    return ops.size();
+  };
+  auto pump = [&]() -> LogicalResult {
+    size_t end = std::min(allowed, nextBounce(issued));
+    if (end > issued && failed(loadOps(issued, end)))
+      return failure();
+    issued = std::max(issued, end);
+    return success();
+  };
   auto loadChunk = [&](int64_t c) -> LogicalResult {
     useChunk(c);
     loaded.assign(pb.size(), false);
     partLoads.assign(pb.size(), {});
-    if (failed(loadOps(0, nextBounce(0))))
+    issued = 0;
+    allowed = cutLoads ? cutFrom(0) : ops.size();
+    if (failed(pump()))
       return failure();
     return c == 0 ? copyAhead(ctx, ahead) : success();
   };
@@ -1451,9 +1814,19 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
       int r = plan->results[k];
       // After the store of the operand (the GDMA keeps DDR reads after
       // the writes they depend on).
-      if (plan->loaded[k] && bounces(k) &&
-          (failed(loadResult(k)) || failed(loadOps(k + 1, nextBounce(k + 1)))))
-        return failure();
+      const bool bounce = plan->loaded[k] && bounces(k);
+      if (cutLoads && !bounce && issued <= k) {
+        allowed = std::max(allowed, k + 1);
+        if (failed(pump()))
+          return failure();
+      }
+      if (bounce) {
+        if (failed(loadResult(k)))
+          return failure();
+        issued = std::max(issued, k + 1);
+        if (failed(pump()))
+          return failure();
+      }
       if (!plan->loaded[k] && !plan->views[k]) {
         make(r);
         lo.result = {lmem(r), &bufs[r]};
@@ -1470,6 +1843,16 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
                  failed(cast<CodegenInterface>(ops[k]).codegenLocal(ctx, lo)))
         return ops[k]->emitOpError()
                << "failed to generate code in a layer group";
+      if (k < plan->refolds.size())
+        for (auto [from, to] : plan->refolds[k]) {
+          make(to);
+          emitRefold(ctx, bufs[to], lmem(to), bufs[from], lmem(from));
+        }
+      if (cutLoads && plan->loadCuts[k] >= 0) {
+        allowed = std::max(allowed, cutFrom(k + 1));
+        if (failed(pump()))
+          return failure();
+      }
       if (!plan->stored[k])
         continue;
       auto addr = ddrAddr(pb[r].value);

@@ -164,6 +164,17 @@ double groupCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
           (plan.views[k] ? 0
                          : tiuCycles(ops[k], t,
                                      plan.buffers[plan.results[k]].shape[1]));
+    // The moves of a tensor between its batch folded and not, an image at
+    // a time, follow the op.
+    if (k < plan.refolds.size())
+      for (auto [from, to] : plan.refolds[k]) {
+        const auto &u = plan.buffers[from].shape[0] > 1 ? plan.buffers[from].shape
+                                                        : plan.buffers[to].shape;
+        gdma = std::max(gdma, tiu) +
+               double(u[0]) * (t.gdma_issue_cycles +
+                               double(u[1] * u[3] * dtypeSize(plan.buffers[to].dtype)) /
+                                   t.gdma_lmem_bytes_per_cycle);
+      }
     Value res = ops[k]->getResult(0);
     if (llvm::any_of(res.getUsers(),
                      [&](Operation *u) { return !members.contains(u); }) ||
@@ -310,11 +321,15 @@ void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
       names[t] = "temp of " + getOpName(ops[k]);
     stored[plan.results[k]] = plan.stored[k];
   }
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (Value v = plan.buffers[i].value)
+      names[i] = v.getDefiningOp() ? getOpName(v.getDefiningOp())
+                                   : std::string("argument");
+  for (const auto &pairs : plan.refolds)
+    for (auto [from, to] : pairs)
+      names[to] = "refold of " + names[from];
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const GroupPlan::Buffer &b = plan.buffers[i];
-    if (b.value)
-      names[i] = b.value.getDefiningOp() ? getOpName(b.value.getDefiningOp())
-                                         : std::string("argument");
     os << "\n  " << kKinds[int(b.kind)] << " '" << names[i] << "' ["
        << b.shape[0] << ", " << b.shape[1] << ", " << b.shape[2] << ", "
        << b.shape[3] << "] " << dtypeName(b.dtype) << " at " << b.offset

@@ -44,3 +44,29 @@ func.func @main(%arg0: tensor<8x16x16xf32>, %arg1: tensor<8x16x16xf32>) -> tenso
   %o = "tpu.MatMul"(%p, %w, %none) {do_relu = false, right_transpose = false} : (tensor<8x16x16xf32>, tensor<16x32xf32>, none) -> tensor<8x16x32xf32> loc("o")
   return %o : tensor<8x16x32xf32>
 }
+
+// -----
+
+// A transpose of heads moves rows only within their lanes in the unfolded
+// layout, so it reads the second matmul's result unfolded (and the scores
+// of each head, a matmul with batched right operands, do not fold): the
+// first matmuls hold theirs folded, and GDMA moves copy the one the
+// transpose reads to the unfolded layout, an image at a time.
+// CHECK: remark: loc(fused["m0", "m1", "v", "p", "s"]): layer group plan: 5 ops
+// CHECK: result 'm0' [1, 16, 1, 256] f32
+// CHECK: result 'm1' [1, 16, 1, 32] f32
+// CHECK: result 'v' [1, 16, 1, 32] f32 {{.*}} view of 'm1'
+// CHECK: result 'p' [4, 8, 1, 16] f32
+// CHECK: temp 'refold of v' [2, 8, 1, 32] f32
+func.func @heads(%arg0: tensor<2x8x32xf32>) -> tensor<2x2x8x8xf32> {
+  %x = "top.Input"(%arg0) : (tensor<2x8x32xf32>) -> tensor<2x8x32xf32> loc("x")
+  %none = "top.None"() : () -> none
+  %w0 = "top.Weight"() : () -> tensor<32x256xf32> loc("w0")
+  %w1 = "top.Weight"() : () -> tensor<256x32xf32> loc("w1")
+  %m0 = "tpu.MatMul"(%x, %w0, %none) {do_relu = false, right_transpose = false} : (tensor<2x8x32xf32>, tensor<32x256xf32>, none) -> tensor<2x8x256xf32> loc("m0")
+  %m1 = "tpu.MatMul"(%m0, %w1, %none) {do_relu = false, right_transpose = false} : (tensor<2x8x256xf32>, tensor<256x32xf32>, none) -> tensor<2x8x32xf32> loc("m1")
+  %v = "tpu.Reshape"(%m1) : (tensor<2x8x32xf32>) -> tensor<2x8x2x16xf32> loc("v")
+  %p = "tpu.Permute"(%v) {order = [0, 2, 1, 3]} : (tensor<2x8x2x16xf32>) -> tensor<2x2x8x16xf32> loc("p")
+  %s = "tpu.MatMul"(%p, %p, %none) {do_relu = false, right_transpose = true} : (tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, none) -> tensor<2x2x8x8xf32> loc("s")
+  return %s : tensor<2x2x8x8xf32>
+}

@@ -69,6 +69,15 @@ struct GroupPlan {
   /// (CodegenInterface::localView): its buffer aliases the operand's, and
   /// the op emits no instruction (only its store, when stored).
   std::vector<bool> views;
+  /// Per op (empty: none): pairs (from, to) of buffers holding one tensor
+  /// with its batch folded into the rows and not (see foldBatches); after
+  /// the op, GDMA moves copy `from` into `to`, an image at a time, across
+  /// the lanes.
+  std::vector<llvm::SmallVector<std::pair<int, int>, 2>> refolds;
+  /// Per op with refolds (else -1): the loads of the ops from this one on
+  /// wait behind its moves in the GDMA's queue (up to the next cut), so the
+  /// moves need not wait for loads the TIU needs much later.
+  std::vector<int> loadCuts;
   /// Per-lane LMEM bytes of the group.
   uint64_t bytes = 0;
   /// Groups in the rows view ([1, C, rows, W], not NCHW) run as a loop over

@@ -331,13 +331,39 @@ struct ReshapeModel : public LaneMoveModel<ReshapeModel, tpu::ReshapeOp> {
   /// The bytes stay as they are: the result is held in its input's layout,
   /// or in the one its users read when that splits each lane's bytes into
   /// rows differently (a conv's [C, H, W] read as a matrix [C, H W]).
+  /// A model input, in DDR before any group runs, is loaded straight in the
+  /// layout its users read, else in its own shape's (NCHW, the matrix view).
   SmallVector<int64_t, 4> localResultShape(Operation *op) const {
     auto in = heldLayout(op->getOperand(0));
     auto want = wantedLayout(op->getResult(0));
-    return sameLaneBytes(in, want) ? want : in;
+    if (sameLaneBytes(in, want))
+      return want;
+    if (!loadsInput(op))
+      return in;
+    if (want.size() == 4)
+      return want;
+    ArrayRef<int64_t> s = getShape(op->getResult(0));
+    if (s.size() == 4)
+      return SmallVector<int64_t, 4>(s.begin(), s.end());
+    return matrixView(s);
+  }
+  static bool loadsInput(Operation *op) {
+    return isa_and_nonnull<top::InputOp>(op->getOperand(0).getDefiningOp());
   }
   std::function<int64_t(int64_t)> srcFlat(Operation *) const {
     return [](int64_t f) { return f; };
+  }
+  /// Loaded when its elements change lanes (as a transpose is).
+  bool localLoad(Operation *op) const {
+    return loadsInput(op) && !localCompute(op) &&
+           localResultShape(op).size() == 4;
+  }
+  LogicalResult codegenLocalLoad(Operation *op, CodegenContext &ctx, LBuf &buf,
+                                 const Operand &dst, uint64_t src) const {
+    auto st = affineSource(localResultShape(op), srcFlat(op));
+    if (!st)
+      return failure();
+    return loadStrided(ctx, buf, dst, src, *st);
   }
   LogicalResult codegen(Operation *op, CodegenContext &ctx) const {
     auto io = inOut(ctx);

@@ -172,6 +172,9 @@ void populateSliceConcatPatterns(RewritePatternSet &results,
                                  MLIRContext *context);
 void populateConcatOfConcatsPatterns(RewritePatternSet &results,
                                      MLIRContext *context);
+// Cast.cpp: Reshapes of Casts.
+void populateReshapeCastPatterns(RewritePatternSet &results,
+                                 MLIRContext *context);
 // MatMulColumns.cpp: Slices of a MatMul's blocks of columns.
 void populateMatMulColumnsPatterns(RewritePatternSet &results,
                                    MLIRContext *context);
@@ -179,6 +182,7 @@ void populateMatMulColumnsPatterns(RewritePatternSet &results,
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
   results.add<FoldReshapeChain, RemoveIdentityReshape>(context);
+  populateReshapeCastPatterns(results, context);
 }
 
 void PermuteOp::getCanonicalizationPatterns(RewritePatternSet &results,

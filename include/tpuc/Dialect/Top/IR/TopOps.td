@@ -180,6 +180,7 @@ def Top_CastOp : Top_UnaryOp<"Cast",
     "saturate, f16/bf16 round to nearest even",
     (ins StrAttr:$to)> {
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
