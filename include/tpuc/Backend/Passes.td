@@ -82,6 +82,30 @@ def TransposeAsMatMul : Pass<"tpu-transpose-as-matmul", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }
 
+def TransposeLinear : Pass<"tpu-transpose-linear", "::mlir::ModuleOp"> {
+  let summary = "Compute F32 linear layers of few rows transposed";
+  let description = [{
+    The matmul instruction puts the result's rows on the lanes: a linear
+    layer Y = X W + b over M tokens, M below the lanes, keeps most lanes
+    idle and costs each lane N x K MACs. Where the chip's matmul cost says
+    it pays, the layer computes Y^T = W^T X^T instead (the weight stored
+    transposed, X read as the instruction's transposed right operand, the
+    N features on the lanes, M x K MACs a lane), and the tokens return to
+    the lanes through the matmul by the identity I_M, which adds the bias
+    (exact: one product by 1 plus products by 0). A layer whose result
+    only goes through activations into a second linear layer (an MLP)
+    keeps the hidden result transposed: its bias is added as a column,
+    the activations run on it and the second layer reads it as its plain
+    right operand, so only the MLP's result goes back. Run before
+    tpu-layer-group; needs the module's weight file.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"tpu_edge\"",
+           "Target chip: a name in chips/ or a path to a description">,
+  ];
+  let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
+}
+
 def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
   let summary = "Group consecutive Tpu ops whose tensors stay in local memory";
   let description = [{
