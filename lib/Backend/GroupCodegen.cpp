@@ -487,7 +487,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       viewed = plan.buffers[viewed].alias;
     const bool view =
         !rows && slices <= 1 && nSlices <= 1 && !loads && viewed >= 0 &&
-        cg.localView() &&
+        cg.localView(target.lanes) &&
         plan.buffers[viewed].kind != GroupPlan::Kind::Weight &&
         plan.buffers[viewed].dtype == t &&
         bytesOf({resShape[0], resShape[1], resShape[2], resShape[3]}, t) ==

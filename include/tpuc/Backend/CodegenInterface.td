@@ -171,10 +171,12 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       }], "bool", "localCompute", (ins), "", [{ return true; }]>,
     InterfaceMethod<[{
         Whether, inside a group, the result is operand 0's bytes held in
-        operand 0's local layout (a Reshape, a transpose of unit dims), so
-        the group lets the result share the operand's buffer and emits no
-        instruction for it.
-      }], "bool", "localView", (ins), "", [{ return false; }]>,
+        operand 0's local layout (a Reshape, a transpose of unit dims, the
+        split of a matrix's columns into a batch of heads when its rows fit
+        the `lanes`), so the group lets the result share the operand's
+        buffer and emits no instruction for it.
+      }], "bool", "localView", (ins "int64_t":$lanes), "",
+      [{ return false; }]>,
     InterfaceMethod<[{
         Emits the GDMA moves loading the result, in its local layout
         `dst` (in buffer `buf`), from the first operand's DDR buffer at

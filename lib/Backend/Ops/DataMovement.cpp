@@ -298,17 +298,22 @@ struct LaneMoveModel : public CodegenInterface::ExternalModel<Concrete, OpT> {
             static_cast<const Concrete *>(this)->localLoad(op));
   }
   bool localCompute(Operation *op) const { return localCopy(op).has_value(); }
-  /// A lane copy that keeps every element in place: an op aliasing its
-  /// operand's DDR buffer whose copy reads each lane's bytes in order
-  /// into a layout of as many images and channels.
-  bool localView(Operation *op) const {
+  /// A lane copy that keeps every element in place: a copy reading each
+  /// lane's bytes in order into a layout of as many channels and elements
+  /// per channel, and as many images unless the channels take one slot of
+  /// each lane (the images are then consecutive runs of the lane's bytes:
+  /// attention's heads split from, or merged into, a matrix's columns).
+  /// An op aliasing its operand's DDR buffer does so at offset 0.
+  bool localView(Operation *op, int64_t lanes) const {
     auto cg = cast<CodegenInterface>(op);
-    if (cg.aliasedOperand() != 0 || cg.aliasedByteOffset() != 0)
+    if (cg.aliasedOperand() == 0 && cg.aliasedByteOffset() != 0)
       return false;
     auto in = localShape(op, 0);
     auto out = static_cast<const Concrete *>(this)->localResultShape(op);
     auto st = localCopy(op);
-    if (!st || in.size() != 4 || !sameLaneBytes(in, out))
+    if (!st || in.size() != 4 || out.size() != 4 || in[1] != out[1] ||
+        in[0] * in[2] * in[3] != out[0] * out[2] * out[3] ||
+        (in[0] != out[0] && in[1] > lanes))
       return false;
     return (*st)[0] == 0 && (out[0] == 1 || (*st)[1] == out[2] * out[3]) &&
            (out[2] == 1 || (*st)[2] == out[3]) && (out[3] == 1 || (*st)[3] == 1);
