@@ -33,6 +33,9 @@ void tpuc::buildTpuCodegenPassPipeline(OpPassManager &pm,
     backend::RecomputeScaledMapOptions recompute;
     recompute.chip = o.chip;
     pm.addPass(backend::createRecomputeScaledMap(recompute));
+    backend::FoldNormAffineOptions norm;
+    norm.chip = o.chip;
+    pm.addPass(backend::createFoldNormAffine(norm));
     backend::TransposeLinearOptions linear;
     linear.chip = o.chip;
     pm.addPass(backend::createTransposeLinear(linear));

@@ -82,6 +82,26 @@ def TransposeAsMatMul : Pass<"tpu-transpose-as-matmul", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }
 
+def FoldNormAffine : Pass<"tpu-fold-norm-affine", "::mlir::ModuleOp"> {
+  let summary = "Fold an F32 LayerNorm's scale and shift into the linear layers reading it";
+  let description = [{
+    A LayerNorm whose every user is a linear layer by a weight (the norms
+    of a pre-norm transformer) scales and shifts its result only for the
+    layers' weights to multiply it: (n * gamma + beta) W + b equals
+    n (diag(gamma) W) + (beta W + b). The pass computes each layer's new
+    weight and bias and drops the norm's affine, so the norm runs two
+    elementwise instructions fewer and loads no gamma and beta. The
+    normalized tensor is renamed (`<name>_normalized`): it is no longer
+    the model's. Run before tpu-transpose-linear; needs the module's
+    weight file.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"tpu_edge\"",
+           "Target chip: a name in chips/ or a path to a description">,
+  ];
+  let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
+}
+
 def TransposeLinear : Pass<"tpu-transpose-linear", "::mlir::ModuleOp"> {
   let summary = "Compute F32 linear layers of few rows transposed";
   let description = [{
