@@ -36,6 +36,9 @@ void tpuc::buildTpuCodegenPassPipeline(OpPassManager &pm,
     backend::FoldNormAffineOptions norm;
     norm.chip = o.chip;
     pm.addPass(backend::createFoldNormAffine(norm));
+    backend::FoldScaleOptions scale;
+    scale.chip = o.chip;
+    pm.addPass(backend::createFoldScale(scale));
     backend::TransposeLinearOptions linear;
     linear.chip = o.chip;
     pm.addPass(backend::createTransposeLinear(linear));

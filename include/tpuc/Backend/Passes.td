@@ -102,6 +102,24 @@ def FoldNormAffine : Pass<"tpu-fold-norm-affine", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }
 
+def FoldScale : Pass<"tpu-fold-scale", "::mlir::ModuleOp"> {
+  let summary = "Fold F32 scales by a constant into the linear layer before them";
+  let description = [{
+    A Mul by a one-element constant of the result of a linear layer by a
+    weight, directly or through Reshapes and Permutes (each the single user
+    of the one before; attention's scaled queries and keys behind the head
+    split), becomes the layer's weight and bias times the constant: one
+    elementwise instruction fewer. The layer and the moves take new names
+    (`<name>_scaled`): they no longer compute the model's tensors. Run
+    before tpu-transpose-linear; needs the module's weight file.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"tpu_edge\"",
+           "Target chip: a name in chips/ or a path to a description">,
+  ];
+  let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
+}
+
 def TransposeLinear : Pass<"tpu-transpose-linear", "::mlir::ModuleOp"> {
   let summary = "Compute F32 linear layers of few rows transposed";
   let description = [{
