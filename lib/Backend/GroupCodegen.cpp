@@ -824,20 +824,30 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     // A view of its operand's bytes in a group of whole tensors holds its
     // result in the operand's space (Buffer::alias): no copy.
     int viewed = opnds.empty() ? -1 : opnds[0];
-    if (viewed >= 0 && plan.buffers[viewed].alias >= 0)
+    uint64_t viewOffset = 0;
+    if (viewed >= 0 && plan.buffers[viewed].alias >= 0) {
+      viewOffset = plan.buffers[viewed].aliasOffset;
       viewed = plan.buffers[viewed].alias;
+    }
+    std::optional<int64_t> run =
+        !rows && slices <= 1 && nSlices <= 1 && !loads && viewed >= 0
+            ? cg.localView(target.lanes)
+            : std::nullopt;
+    if (run)
+      viewOffset += uint64_t(*run) * dtypeSize(t);
     const bool view =
-        !rows && slices <= 1 && nSlices <= 1 && !loads && viewed >= 0 &&
-        cg.localView() &&
-        plan.buffers[viewed].kind != GroupPlan::Kind::Weight &&
+        run && plan.buffers[viewed].kind != GroupPlan::Kind::Weight &&
         plan.buffers[viewed].dtype == t &&
-        bytesOf({resShape[0], resShape[1], resShape[2], resShape[3]}, t) ==
+        viewOffset + bytesOf({resShape[0], resShape[1], resShape[2],
+                              resShape[3]},
+                             t) <=
             plan.buffers[viewed].bytes;
     plan.views.push_back(view);
     if (view) {
       int r = add(GroupPlan::Kind::Result, res,
                   {resShape[0], resShape[1], resShape[2], resShape[3]}, t, k);
       plan.buffers[r].alias = viewed;
+      plan.buffers[r].aliasOffset = viewOffset;
       byValue[res] = r;
       plan.results.push_back(r);
       plan.temps.push_back({});
@@ -1011,7 +1021,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     }
     for (GroupPlan::Buffer &b : plan.buffers)
       if (b.alias >= 0)
-        b.offset = plan.buffers[b.alias].offset;
+        b.offset = plan.buffers[b.alias].offset + b.aliasOffset;
     return success();
   };
   // Where the space allows, a stored result of a whole-tensor group keeps
@@ -1803,6 +1813,10 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
       if (plan->views[k]) {
         int r = plan->results[k];
         bufs[r] = bufs[pb[r].alias];
+        if (pb[r].aliasOffset) {
+          bufs[r].addr += pb[r].aliasOffset;
+          bufs[r].bytes = pb[r].bytes;
+        }
         made[r] = true;
       }
       LocalOperands lo;
@@ -1866,6 +1880,15 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
         if (storedAt.contains(*addr) ||
             (pb[a].kind == GroupPlan::Kind::Input &&
              ddrAddr(pb[a].value) == addr))
+          continue;
+        // A run of its operand's bytes placed in DDR inside the operand
+        // (a Slice of whole images), whose bytes are there already.
+        auto cgk = cast<CodegenInterface>(ops[k]);
+        Value src = ops[k]->getOperand(0);
+        auto at = ddrAddr(src);
+        if (pb[r].aliasOffset && cgk.aliasedOperand() == 0 && at &&
+            *at + uint64_t(cgk.aliasedByteOffset()) == *addr &&
+            (storedAt.contains(*at) || inDdrBeforeGroup(src, ops)))
           continue;
       }
       storedAt.insert(*addr);

@@ -33,6 +33,15 @@ void tpuc::buildTpuCodegenPassPipeline(OpPassManager &pm,
     backend::RecomputeScaledMapOptions recompute;
     recompute.chip = o.chip;
     pm.addPass(backend::createRecomputeScaledMap(recompute));
+    backend::FoldNormAffineOptions norm;
+    norm.chip = o.chip;
+    pm.addPass(backend::createFoldNormAffine(norm));
+    backend::FoldScaleOptions scale;
+    scale.chip = o.chip;
+    pm.addPass(backend::createFoldScale(scale));
+    backend::TransposeLinearOptions linear;
+    linear.chip = o.chip;
+    pm.addPass(backend::createTransposeLinear(linear));
     backend::TransposeAsMatMulOptions transpose;
     transpose.chip = o.chip;
     pm.addPass(backend::createTransposeAsMatMul(transpose));

@@ -9,10 +9,12 @@
 // CHECK: tpu.Group -> (tensor<1x12x64xf32>) {
 // CHECK: "tpu.MatMul"{{.*}}right_transpose = true
 // PLAN: layer group plan: 15 ops
-// The reshapes are views of their operands' buffers (no copy).
-// PLAN: result 'rt_k' [1, 12, 1, 64] f32 at [[K:[0-9]+]] (256 bytes), ops 3-8{{$}}
+// The reshapes are views of their operands' buffers (no copy), and so is
+// the head split: the 12 tokens take one slot of each lane, whose 64
+// columns are the 4 heads' 16 one after the other.
+// PLAN: result 'rt_k' [1, 12, 1, 64] f32 at [[K:[0-9]+]] (256 bytes), ops 3-9{{$}}
 // PLAN: result 'rt_kr' [1, 12, 1, 64] f32 at [[K]] (256 bytes), ops 4-8, view of 'rt_k'{{$}}
-// PLAN: result 'rt_kt' [4, 12, 1, 16] f32 at {{[0-9]+}} (256 bytes), ops 8-9{{$}}
+// PLAN: result 'rt_kt' [4, 12, 1, 16] f32 at [[K]] (256 bytes), ops 8-9, view of 'rt_k'{{$}}
 func.func @heads_right_transpose(%arg0: tensor<1x12x64xf32>) -> tensor<1x12x64xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x12x64xf32>) -> tensor<1x12x64xf32> loc("rt_x")
   %none = "top.None"() : () -> none

@@ -172,11 +172,15 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         group (false: only localLoad can).
       }], "bool", "localCompute", (ins), "", [{ return true; }]>,
     InterfaceMethod<[{
-        Whether, inside a group, the result is operand 0's bytes held in
-        operand 0's local layout (a Reshape, a transpose of unit dims), so
-        the group lets the result share the operand's buffer and emits no
-        instruction for it.
-      }], "bool", "localView", (ins), "", [{ return false; }]>,
+        Whether, inside a group, the result is a run of operand 0's bytes
+        in each lane, held in operand 0's local layout (a Reshape, a
+        transpose of unit dims, the split of a matrix's columns into a
+        batch of heads, or a Slice of whole images, when the channels take
+        one slot of each of the `lanes`), so the group lets the result
+        share the operand's buffer and emits no instruction for it: the
+        run's offset in elements, nothing when it is not a view.
+      }], "std::optional<int64_t>", "localView", (ins "int64_t":$lanes), "",
+      [{ return std::nullopt; }]>,
     InterfaceMethod<[{
         Emits the GDMA moves loading the result, in its local layout
         `dst` (in buffer `buf`), from the first operand's DDR buffer at

@@ -47,8 +47,10 @@ struct GroupPlan {
     int64_t height = 0;
     int slots = 1;
     /// A view's result (GroupPlan::views): the buffer whose space it
-    /// shares, in its own layout of the same bytes; -1 for none.
+    /// shares, in its own layout of the same bytes, from `aliasOffset`
+    /// bytes into each lane's; -1 for none.
     int alias = -1;
+    uint64_t aliasOffset = 0;
   };
   /// Rows [lo, hi) along H; empty when hi <= lo.
   struct Rows {

@@ -82,6 +82,68 @@ def TransposeAsMatMul : Pass<"tpu-transpose-as-matmul", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }
 
+def FoldNormAffine : Pass<"tpu-fold-norm-affine", "::mlir::ModuleOp"> {
+  let summary = "Fold an F32 LayerNorm's scale and shift into the linear layers reading it";
+  let description = [{
+    A LayerNorm whose every user is a linear layer by a weight (the norms
+    of a pre-norm transformer) scales and shifts its result only for the
+    layers' weights to multiply it: (n * gamma + beta) W + b equals
+    n (diag(gamma) W) + (beta W + b). The pass computes each layer's new
+    weight and bias and drops the norm's affine, so the norm runs two
+    elementwise instructions fewer and loads no gamma and beta. The
+    normalized tensor is renamed (`<name>_normalized`): it is no longer
+    the model's. Run before tpu-transpose-linear; needs the module's
+    weight file.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"tpu_edge\"",
+           "Target chip: a name in chips/ or a path to a description">,
+  ];
+  let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
+}
+
+def FoldScale : Pass<"tpu-fold-scale", "::mlir::ModuleOp"> {
+  let summary = "Fold F32 scales by a constant into the linear layer before them";
+  let description = [{
+    A Mul by a one-element constant of the result of a linear layer by a
+    weight, directly or through Reshapes and Permutes (each the single user
+    of the one before; attention's scaled queries and keys behind the head
+    split), becomes the layer's weight and bias times the constant: one
+    elementwise instruction fewer. The layer and the moves take new names
+    (`<name>_scaled`): they no longer compute the model's tensors. Run
+    before tpu-transpose-linear; needs the module's weight file.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"tpu_edge\"",
+           "Target chip: a name in chips/ or a path to a description">,
+  ];
+  let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
+}
+
+def TransposeLinear : Pass<"tpu-transpose-linear", "::mlir::ModuleOp"> {
+  let summary = "Compute F32 linear layers of few rows transposed";
+  let description = [{
+    The matmul instruction puts the result's rows on the lanes: a linear
+    layer Y = X W + b over M tokens, M below the lanes, keeps most lanes
+    idle and costs each lane N x K MACs. Where the chip's matmul cost says
+    it pays, the layer computes Y^T = W^T X^T instead (the weight stored
+    transposed, X read as the instruction's transposed right operand, the
+    N features on the lanes, M x K MACs a lane), and the tokens return to
+    the lanes through the matmul by the identity I_M, which adds the bias
+    (exact: one product by 1 plus products by 0). A layer whose result
+    only goes through activations into a second linear layer (an MLP)
+    keeps the hidden result transposed: its bias is added as a column,
+    the activations run on it and the second layer reads it as its plain
+    right operand, so only the MLP's result goes back. Run before
+    tpu-layer-group; needs the module's weight file.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"tpu_edge\"",
+           "Target chip: a name in chips/ or a path to a description">,
+  ];
+  let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
+}
+
 def LayerGroup : Pass<"tpu-layer-group", "::mlir::ModuleOp"> {
   let summary = "Group consecutive Tpu ops whose tensors stay in local memory";
   let description = [{

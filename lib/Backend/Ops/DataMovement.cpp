@@ -298,20 +298,28 @@ struct LaneMoveModel : public CodegenInterface::ExternalModel<Concrete, OpT> {
             static_cast<const Concrete *>(this)->localLoad(op));
   }
   bool localCompute(Operation *op) const { return localCopy(op).has_value(); }
-  /// A lane copy that keeps every element in place: an op aliasing its
-  /// operand's DDR buffer whose copy reads each lane's bytes in order
-  /// into a layout of as many images and channels.
-  bool localView(Operation *op) const {
-    auto cg = cast<CodegenInterface>(op);
-    if (cg.aliasedOperand() != 0 || cg.aliasedByteOffset() != 0)
-      return false;
+  /// A lane copy that keeps every element in place: a copy reading a
+  /// dense run of each lane's bytes in order into a layout of as many
+  /// channels. When the channels take more than one slot of each lane, the
+  /// run is all of them, in as many images (a lane's slots are its channels
+  /// one after the other, each holding every image); else the images are
+  /// consecutive runs of the lane's bytes, so attention's heads split from
+  /// (or merged into) a matrix's columns, or a Slice of whole images, are
+  /// views too.
+  std::optional<int64_t> localView(Operation *op, int64_t lanes) const {
     auto in = localShape(op, 0);
     auto out = static_cast<const Concrete *>(this)->localResultShape(op);
     auto st = localCopy(op);
-    if (!st || in.size() != 4 || !sameLaneBytes(in, out))
-      return false;
-    return (*st)[0] == 0 && (out[0] == 1 || (*st)[1] == out[2] * out[3]) &&
-           (out[2] == 1 || (*st)[2] == out[3]) && (out[3] == 1 || (*st)[3] == 1);
+    if (!st || in.size() != 4 || out.size() != 4 || in[1] != out[1])
+      return std::nullopt;
+    const int64_t inRun = in[0] * in[2] * in[3], outRun = out[0] * out[2] * out[3];
+    if (in[1] > lanes && ((*st)[0] != 0 || in[0] != out[0] || inRun != outRun))
+      return std::nullopt;
+    if ((*st)[0] < 0 || (*st)[0] + outRun > inRun ||
+        (out[0] != 1 && (*st)[1] != out[2] * out[3]) ||
+        (out[2] != 1 && (*st)[2] != out[3]) || (out[3] != 1 && (*st)[3] != 1))
+      return std::nullopt;
+    return (*st)[0];
   }
   bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
                       int64_t &) const {

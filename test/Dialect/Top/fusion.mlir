@@ -117,3 +117,40 @@ func.func @not_gelu(%arg0: tensor<2x3xf32>, %arg1: tensor<2x3xf32>) -> (tensor<2
   return %4, %9 : tensor<2x3xf32>, tensor<2x3xf32>
 }
 }
+
+// -----
+module attributes {top.weight_file = "WEIGHTS"} {
+// GPT-2's tanh approximation x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715
+// x^3))) is one GELU (tanh form); with another cubic coefficient it is not.
+// CHECK-LABEL: func.func @gelu_tanh
+// CHECK: %[[X:.*]] = "top.Input"
+// CHECK: %[[G:.*]] = "top.GELU"(%[[X]]) <{approximate = "tanh"}> {{.*}} loc(#[[L:loc[0-9]*]])
+// CHECK: top.Tanh
+// CHECK-NOT: top.GELU
+// CHECK: #[[L]] = loc("gelu_tanh")
+func.func @gelu_tanh(%arg0: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %x = "top.Input"(%arg0) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("x")
+  %h = "top.Weight"() : () -> tensor<f32> loc("half")
+  %c = "top.Weight"() : () -> tensor<f32> loc("cubic")
+  %s = "top.Weight"() : () -> tensor<f32> loc("sqrt2pi")
+  %o = "top.Weight"() : () -> tensor<f32> loc("one")
+  %t = "top.Weight"() : () -> tensor<f32> loc("third")
+  %0 = "top.Mul"(%x, %h) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32> loc("xh")
+  %1 = "top.Pow"(%x) {exponent = 3.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("x3")
+  %2 = "top.Mul"(%1, %c) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32> loc("cx3")
+  %3 = "top.Add"(%x, %2) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("inner")
+  %4 = "top.Mul"(%3, %s) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32> loc("scaled")
+  %5 = "top.Tanh"(%4) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("tanh")
+  %6 = "top.Add"(%5, %o) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32> loc("one_plus")
+  %7 = "top.Mul"(%0, %6) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("gelu_tanh")
+  %10 = "top.Mul"(%x, %h) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32> loc("xh2")
+  %11 = "top.Pow"(%x) {exponent = 3.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("x3_2")
+  %12 = "top.Mul"(%11, %t) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32> loc("tx3")
+  %13 = "top.Add"(%x, %12) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("inner2")
+  %14 = "top.Mul"(%13, %s) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32> loc("scaled2")
+  %15 = "top.Tanh"(%14) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("tanh2")
+  %16 = "top.Add"(%15, %o) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32> loc("one_plus2")
+  %17 = "top.Mul"(%10, %16) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc("not_gelu_tanh")
+  return %7, %17 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+}

@@ -1,5 +1,7 @@
 // The erf GELU written out as x * 0.5 * (1 + erf(x / sqrt(2))) (how ONNX
-// exporters before opset 20 emit nn.GELU) becomes one GELU: one
+// exporters before opset 20 emit nn.GELU), and its tanh approximation
+// x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) (GPT-2's
+// activation), become one GELU: one
 // special-function instruction on the chip instead of five elementwise
 // passes, and in INT8 one float island instead of a chain of quantized ops.
 // The GELU takes the location of the last Mul, whose tensor it produces.
@@ -64,6 +66,43 @@ Value erfTerm(Value v, SmallVectorImpl<Operation *> &dead) {
   return nullptr;
 }
 
+/// The x of 1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)), and the ops to
+/// erase; null when `v` is not that.
+Value tanhTerm(Value v, SmallVectorImpl<Operation *> &dead) {
+  auto add = singleUse<AddOp>(v);
+  if (!add)
+    return nullptr;
+  for (int i = 0; i < 2; ++i) {
+    auto tanh = add->getOperand(i).getDefiningOp<TanhOp>();
+    if (!tanh || !tanh->hasOneUse() || !isScalar(add->getOperand(1 - i), 1.0))
+      continue;
+    auto scale = singleUse<MulOp>(tanh.getInput());
+    if (!scale)
+      continue;
+    for (int j = 0; j < 2; ++j) {
+      auto inner = singleUse<AddOp>(scale->getOperand(j));
+      if (!inner || !isScalar(scale->getOperand(1 - j), std::sqrt(2.0 / M_PI)))
+        continue;
+      for (int k = 0; k < 2; ++k) {
+        Value x = inner->getOperand(k);
+        auto cubic = singleUse<MulOp>(inner->getOperand(1 - k));
+        if (!cubic)
+          continue;
+        for (int c = 0; c < 2; ++c) {
+          auto pow = cubic->getOperand(c).getDefiningOp<PowOp>();
+          if (!pow || !pow->hasOneUse() || pow.getInput() != x ||
+              pow.getExponent().convertToDouble() != 3.0 ||
+              !isScalar(cubic->getOperand(1 - c), 0.044715))
+            continue;
+          dead.append({add, tanh, scale, inner, cubic, pow});
+          return x;
+        }
+      }
+    }
+  }
+  return nullptr;
+}
+
 struct FuseErfGelu : OpRewritePattern<MulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -86,12 +125,18 @@ struct FuseErfGelu : OpRewritePattern<MulOp> {
             continue;
           Value x = f[3 - half - term];
           SmallVector<Operation *> dead;
-          if (erfTerm(f[term], dead) != x || !x ||
-              getShape(x) != getShape(outer.getOutput()))
+          const char *approximate = "none";
+          if (!x || getShape(x) != getShape(outer.getOutput()))
             continue;
+          if (erfTerm(f[term], dead) != x) {
+            dead.clear();
+            approximate = "tanh";
+            if (tanhTerm(f[term], dead) != x)
+              continue;
+          }
           auto gelu = GELUOp::create(rewriter, outer.getLoc(),
                                      outer.getOutput().getType(), x,
-                                     rewriter.getStringAttr("none"));
+                                     rewriter.getStringAttr(approximate));
           rewriter.replaceOp(outer, gelu.getOutput());
           rewriter.eraseOp(inner);
           for (Operation *op : dead)
@@ -100,7 +145,7 @@ struct FuseErfGelu : OpRewritePattern<MulOp> {
         }
       }
     }
-    return rewriter.notifyMatchFailure(outer, "not x * 0.5 * (1 + erf(x/sqrt2))");
+    return rewriter.notifyMatchFailure(outer, "not x * 0.5 * (1 + erf(x/sqrt2)) or its tanh form");
   }
 };
 

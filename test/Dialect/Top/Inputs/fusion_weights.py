@@ -12,4 +12,6 @@ np.savez(sys.argv[1],
          rsqrt2=np.array(1 / np.sqrt(2.0), np.float32),
          one=np.array(1.0, np.float32),
          half=np.array(0.5, np.float32),
-         third=np.array(1 / 3, np.float32))
+         third=np.array(1 / 3, np.float32),
+         sqrt2pi=np.array(np.sqrt(2 / np.pi), np.float32),
+         cubic=np.array(0.044715, np.float32))
