@@ -83,9 +83,14 @@ double tiuCycles(Operation *op, const Target &t, int64_t held = 0) {
   const int64_t parts = inGroup ? cg.localLaneParts(t.lanes) : 1;
   double sums = 0;
   if (parts > 1) {
-    // The 1x1 conv adding the partial sums: parts MACs per output.
-    sums = double(parts) * double(numElements(shape)) / double(c) /
-               double(t.euFor(DType::F32)) + t.tiu_issue_cycles;
+    // An add per halving of the partial sums, then the bias: one pass
+    // over the result each.
+    int64_t passes = 1;
+    for (int64_t m = parts; m > 1; m = (m + 1) / 2)
+      ++passes;
+    sums = double(passes) * (double(numElements(shape)) / double(c) /
+                                 double(t.euFor(DType::F32)) +
+                             t.tiu_issue_cycles);
     c *= parts;
   }
   double lanes = double(c) / double((c + t.lanes - 1) / t.lanes);

@@ -85,15 +85,25 @@ std::optional<std::pair<float, float>> channelSum(tpu::ConvOp op) {
   return std::make_pair((*w)->front(), bias);
 }
 
+/// Passes folding k partial sums in halves onto the first of them.
+static int64_t halvings(int64_t k) {
+  int64_t n = 0;
+  for (; k > 1; k = (k + 1) / 2)
+    ++n;
+  return n;
+}
+
 /// A dense F32 conv whose output channels fill at most half of the lanes
 /// leaves the others idle, while the TIU charges a pass over all of them.
 /// In a group it computes on `k` times as many lanes instead: one grouped
 /// conv puts on lane range j the partial sums over the j-th k-th of the
-/// input channels (its filter rows moved onto those lanes), and a 1x1 conv
-/// by a 0/1 filter adds the k partial sums of each output channel (a conv
-/// reads across the lanes). Worth it when the conv's work per output dwarfs
-/// that of the sum; a single image (no slices of the batch, so the filter
-/// is laid out once) and a filter of its own, which the layout overwrites.
+/// input channels (its filter rows moved onto those lanes), and the partial
+/// sums fold onto the first lanes in halves: the GDMA moves the upper half
+/// down (LMEM to LMEM) and the TIU adds, so the sum costs a pass over the
+/// result per halving, not a conv of k OC MACs per output. Worth it when
+/// the conv's saved work per output dwarfs those passes (and the bias
+/// pass); a single image (no slices of the batch, so the filter is laid out
+/// once) and a filter of its own, which the layout overwrites.
 static int64_t laneSplit(tpu::ConvOp op, int64_t lanes) {
   auto f = getShape(op.getFilter()); // [OC, IC, KH, KW]
   auto out = getShape(op.getOutput());
@@ -107,10 +117,9 @@ static int64_t laneSplit(tpu::ConvOp op, int64_t lanes) {
   int64_t k = std::min<int64_t>(lanes / std::max<int64_t>(oc, 1), 4);
   while (k > 1 && ic % k != 0)
     --k;
-  // Saved MACs per output, (1 - 1/k) IC KH KW, against 8 times the sum's
-  // k OC (the moves and the scratch tensor cost the GDMA and local memory
-  // besides; the sum's filter fits in the rows moved away).
-  if (k < 2 || ic * kk * (k - 1) < 8 * k * k * oc)
+  // Saved MACs per output, (1 - 1/k) IC KH KW, against 4 times the passes
+  // of the halvings and the bias (the moves cost the GDMA besides).
+  if (k < 2 || ic * kk * (k - 1) < 4 * k * (halvings(k) + 1))
     return 1;
   return k;
 }
@@ -272,20 +281,9 @@ struct ConvModel
                       getShape(op.getFilter())[2], s[0], d[0], pads[0]);
   }
 
-  /// The sum's [k OC, OC, 1, 1] filter of a conv on k lane ranges
-  /// (laneSplit): in the filter buffer over the rows moved away, 1 where
-  /// the input channel % OC is the output channel.
-  static Operand sumFilter(const Operand &filter, int64_t k) {
-    const uint32_t oc = filter.shape[1], icPart = filter.shape[0] / uint32_t(k);
-    const uint64_t rowBytes = uint64_t(filter.stride[0]) * dtypeSize(filter.dtype);
-    return lmemTensor(filter.addr + icPart * rowBytes, uint32_t(k) * oc, oc, 1, 1,
-                      filter.dtype);
-  }
-
   /// Right behind the filter's load: the rows of input-channel part j
   /// move to lanes [j OC, (j+1) OC) of the filter's own buffer (each lane
-  /// has room: it holds all IC rows there), and the sum's filter is
-  /// zeroed (codegenLocal adds its ones).
+  /// has room: it holds all IC rows there).
   void codegenLocalWeightLayout(Operation *op, CodegenContext &ctx, unsigned index,
                                 LBuf &buf, const Operand &filter) const {
     const int64_t k = laneSplit(cast<tpu::ConvOp>(op), ctx.target().lanes);
@@ -300,33 +298,19 @@ struct ConvModel
       to.start_lane = uint16_t(uint32_t(j) * oc);
       ctx.moveLocal(buf, to, buf, from);
     }
-    ctx.fillLocal(buf, sumFilter(filter, k), 0.0);
   }
 
   /// The conv of `t` on k lane ranges (laneSplit), its filter laid out by
-  /// codegenLocalWeightLayout. Before the first rows the TIU adds the sum
-  /// filter's ones, lane by lane in place (no GDMA waits for them). One
-  /// grouped conv writes the k partial sums into the scratch tensor and the
-  /// 1x1 sum conv (a conv reads across the lanes) adds them with the bias
-  /// and relu.
+  /// codegenLocalWeightLayout: one grouped conv writes the k partial sums
+  /// into the scratch tensor; while more than one is left, the GDMA moves
+  /// the upper half of them onto the first lanes of the result's buffer and
+  /// the TIU adds them to the lower half (the last addition into the
+  /// result); then the bias and relu.
   static void emitLaneSplit(CodegenContext &ctx, LocalOperands &t,
                             chip::ConvParams cp, int64_t k) {
     const Operand &out = t.result.lmem;
     LocalTensor &fl = t.operands[1];
     const uint32_t oc = out.shape[1];
-    Operand ones = sumFilter(fl.lmem, k);
-    if (!t.rows || t.rows->first == 0) {
-      LBuf *b = fl.buf;
-      for (uint32_t o = 0; o < oc; ++o) {
-        Operand one = ones;
-        one.addr += o * dtypeSize(ones.dtype);
-        one.shape[0] = uint32_t(k);
-        one.shape[1] = 1;
-        one.stride[0] = int32_t(oc);
-        one.start_lane = uint16_t(o);
-        ctx.tiu(makeBinaryScalar(BinaryOp::Add, one, one, 1.0), {b});
-      }
-    }
     Operand filter = fl.lmem;
     filter.shape[0] /= uint32_t(k);
     filter.shape[1] = oc * uint32_t(k);
@@ -336,10 +320,21 @@ struct ConvModel
     cp.groups = int(k);
     cp.relu = false;
     t.emit(makeConv(sums, t.operands[0].lmem, filter, Operand(), cp));
-    chip::ConvParams one;
-    one.relu = relu;
-    t.emit(makeConv(out, sums, ones,
-                    t.operands[2].buf ? t.operands[2].lmem : Operand(), one));
+    const bool hasBias = t.operands[2].buf;
+    LBuf &sumBuf = *t.temps.back().buf, &outBuf = *t.result.buf;
+    for (uint32_t m = uint32_t(k); m > 1;) {
+      const uint32_t keep = (m + 1) / 2, moved = m - keep;
+      Operand from = sums, to = out, lower = sums;
+      from.shape[1] = to.shape[1] = lower.shape[1] = moved * oc;
+      from.start_lane = uint16_t(sums.start_lane + keep * oc);
+      ctx.moveLocal(outBuf, to, sumBuf, from);
+      m = keep;
+      const bool last = m == 1;
+      t.emit(makeBinary(BinaryOp::Add, last ? out : lower, lower, to,
+                        last && relu && !hasBias));
+    }
+    if (hasBias)
+      t.emit(makeBinary(BinaryOp::Add, out, out, t.operands[2].lmem, relu));
   }
 
   LogicalResult codegenLocal(Operation *operation, CodegenContext &ctx,
