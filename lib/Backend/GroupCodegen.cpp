@@ -705,6 +705,42 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       return Shape4{1, 1, 1, e};
     return std::nullopt;
   };
+  // An op adding partial sums the GDMA moves (LaneSplit::moves) waits for
+  // the requests queued before the moves. A whole-tensor group queues all
+  // its loads before its compute; a sliced one, before slice s computes,
+  // the stores of slice s - 1 and the loads of slice s + 1 (its weights
+  // load once, ahead). So it moves them only when the TIU work up to its
+  // partial sums (estimated at full lanes) outlasts those requests.
+  std::vector<bool> movesFit(n, false);
+  if (!rows && nSlices <= 1) {
+    const bool whole = slices <= 1;
+    double queued = 0, tiu = 0;
+    auto request = [&](Value v) {
+      queued += double(numElements(getShape(v)) *
+                       dtypeSize(chipDType(v.getType()))) /
+                    target.ddr_bytes_per_cycle +
+                target.gdma_issue_cycles;
+    };
+    llvm::SmallPtrSet<void *, 16> seen;
+    for (Operation *op : ops) {
+      for (Value v : op->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (isTensor(v) && !(def && members.contains(def)) &&
+            (whole || !v.getDefiningOp<top::WeightOp>()) &&
+            seen.insert(v.getAsOpaquePointer()).second)
+          request(v);
+      }
+      if (!whole && isStoredInGroup(op, ops))
+        request(op->getResult(0));
+    }
+    for (int k = 0; k < n; ++k) {
+      auto cg = cast<CodegenInterface>(ops[k]);
+      double own = estimateLocalTiuCycles(ops[k], target, 0, {});
+      if (unsigned parts = cg.localLaneParts(target, true); parts > 1)
+        movesFit[k] = tiu + own / parts >= queued;
+      tiu += own;
+    }
+  }
   for (int k = 0; k < n; ++k) {
     Operation *op = ops[k];
     auto cg = cast<CodegenInterface>(op);
@@ -851,6 +887,7 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
       byValue[res] = r;
       plan.results.push_back(r);
       plan.temps.push_back({});
+      plan.lanes.push_back({});
       plan.stored.push_back(isStoredInGroup(op, ops));
       continue;
     }
@@ -863,7 +900,13 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
     byValue[res] = r;
     plan.results.push_back(r);
     SmallVector<int, 2> temps;
-    const unsigned nTemps = cg.localTemps() + (cg.localLaneParts(target.lanes) > 1);
+    LaneSplit split;
+    if (movesFit[k])
+      split = {cg.localLaneParts(target, true), true};
+    if (split.parts < 2)
+      split = {cg.localLaneParts(target, false), false};
+    plan.lanes.push_back(split);
+    const unsigned nTemps = cg.localTemps() + (split.parts > 1);
     for (unsigned i = 0; i < nTemps; ++i) {
       Type tt = i < cg.localTemps() ? cg.localTempType(i) : Type();
       temps.push_back(add(GroupPlan::Kind::Temp, Value(), plan.buffers[r].shape,
@@ -1423,7 +1466,8 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
         loaded[i] = true;
         ctx.load(b, to, from);
         if (pb[i].kind == GroupPlan::Kind::Weight)
-          cast<CodegenInterface>(ops[k]).codegenLocalWeightLayout(ctx, unsigned(j), b, to);
+          cast<CodegenInterface>(ops[k]).codegenLocalWeightLayout(
+              ctx, unsigned(j), b, to, plan.lanes[k]);
         return success();
       }
       // A run of whole lane slots is its own byte range of the filter.
@@ -1520,6 +1564,7 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
         continue;
       LocalOperands lo;
       lo.ctx = &ctx;
+      lo.lanes = plan.lanes[k];
       lo.rows = {{out.lo, out.hi}};
       for (auto [j, i] : llvm::enumerate(plan.operands[k]))
         lo.operands.push_back(
@@ -1752,7 +1797,7 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
             ctx.load(bufs[i], to, from);
             if (pb[i].kind == GroupPlan::Kind::Weight)
               cast<CodegenInterface>(ops[k]).codegenLocalWeightLayout(
-                  ctx, unsigned(j), bufs[i], to);
+                  ctx, unsigned(j), bufs[i], to, plan->lanes[k]);
             continue;
           }
           // Part p is columns [p nc, (p + 1) nc) of the DDR tensor, held
@@ -1821,6 +1866,7 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
       }
       LocalOperands lo;
       lo.ctx = &ctx;
+      lo.lanes = plan->lanes[k];
       for (int i : plan->operands[k])
         lo.operands.push_back(i < 0 ? LocalTensor{}
                                     : LocalTensor{lmem(i), &bufs[i],

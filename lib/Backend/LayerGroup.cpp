@@ -63,8 +63,10 @@ uint64_t tensorBytes(Value v) {
 
 /// TIU cycles of `op` on whole tensors: MACs (or result elements) over the
 /// lanes its channels occupy (in a group, `held` > 0: the channels of the
-/// layout the group holds its result in) and the dtype's execution units.
-double tiuCycles(Operation *op, const Target &t, int64_t held = 0) {
+/// layout the group holds its result in, spread over idle lanes as `split`
+/// says) and the dtype's execution units.
+double tiuCycles(Operation *op, const Target &t, int64_t held = 0,
+                 LaneSplit split = {}) {
   auto cg = cast<CodegenInterface>(op);
   Value res = op->getResult(0);
   auto shape = getShape(res);
@@ -80,12 +82,26 @@ double tiuCycles(Operation *op, const Target &t, int64_t held = 0) {
   int64_t c = inGroup ? held : shape.size() == 4 ? shape[1] : t.lanes;
   // A conv spreading its work over idle lanes: `parts` times the lanes,
   // plus the passes adding its partial sums.
-  const int64_t parts = inGroup ? cg.localLaneParts(t.lanes) : 1;
+  const int64_t parts = inGroup ? split.parts : 1;
   double sums = 0;
   if (parts > 1) {
-    // The 1x1 conv adding the partial sums: parts MACs per output.
-    sums = double(parts) * double(numElements(shape)) / double(c) /
-               double(t.euFor(DType::F32)) + t.tiu_issue_cycles;
+    const double plane = double(numElements(shape)) / double(c),
+                 eu = t.euFor(DType::F32);
+    if (split.moves) {
+      // An add per halving of the partial sums, then the bias: one pass
+      // over the result each; the adds wait for the moves of the upper
+      // halves (parts - 1 partial sums in all).
+      int64_t passes = 1;
+      for (int64_t m = parts; m > 1; m = (m + 1) / 2)
+        ++passes;
+      sums = double(passes) * (plane / eu + t.tiu_issue_cycles) +
+             double(parts - 1) * double(c) * plane * dtypeSize(DType::F32) /
+                 t.gdma_lmem_bytes_per_cycle +
+             double(passes - 1) * t.gdma_issue_cycles;
+    } else {
+      // The 1x1 conv adding the partial sums: parts MACs per output.
+      sums = double(parts) * plane / eu + t.tiu_issue_cycles;
+    }
     c *= parts;
   }
   double lanes = double(c) / double((c + t.lanes - 1) / t.lanes);
@@ -163,7 +179,8 @@ double groupCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
     tiu = std::max(tiu, ready[k]) +
           (plan.views[k] ? 0
                          : tiuCycles(ops[k], t,
-                                     plan.buffers[plan.results[k]].shape[1]));
+                                     plan.buffers[plan.results[k]].shape[1],
+                                     plan.lanes[k]));
     // The moves of a tensor between its batch folded and not, an image at
     // a time, follow the op.
     if (k < plan.refolds.size())
@@ -224,7 +241,7 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
       int r = plan.results[k];
       double frac = double(plan.held[s][r].size()) / double(pb[r].height);
       if (frac > 0)
-        tiu[s] += (tiuCycles(ops[k], t, pb[r].shape[1]) -
+        tiu[s] += (tiuCycles(ops[k], t, pb[r].shape[1], plan.lanes[k]) -
                    t.tiu_issue_cycles) * frac *
                       part +
                   t.tiu_issue_cycles;
@@ -293,6 +310,12 @@ double epilogueCycles(ArrayRef<Operation *> ops, const Target &t) {
 }
 
 } // namespace
+
+double tpuc::backend::estimateLocalTiuCycles(Operation *op,
+                                             const Target &target,
+                                             int64_t held, LaneSplit lanes) {
+  return tiuCycles(op, target, held, lanes);
+}
 
 double tpuc::backend::estimateGroupCycles(ArrayRef<Operation *> ops,
                                           const GroupPlan &plan,

@@ -16,7 +16,9 @@
 //     lane - reader's) (a grouped conv's filter whose parts the GDMA moved
 //     onto their lanes). A TIU instruction may also compute on some of
 //     a tensor's lanes in place (source and destination on the same lanes,
-//     within the writer's). A read shifted against its writer (their lanes
+//     within the writer's), and an LMEM-to-LMEM move may pick a whole
+//     part of them (its source within the writer's lanes, a multiple of
+//     its channels into them). A read shifted against its writer (their lanes
 //     overlapping without nesting), a read of part of the lanes its writer
 //     wrote from another start lane, or one wrapping around the lanes is a
 //     misplaced channel and rejected;
@@ -117,13 +119,15 @@ Status checkDataflow(const std::vector<Instruction> &tiu,
                        inst.dst.shape[1] == r.shape[1] && engineOf(inst.op) == Engine::TIU &&
                        wo.start_lane < r.start_lane &&
                        r.start_lane + r.shape[1] <= wo.start_lane + wo.shape[1];
-        // A GDMA move taking some of the channels written, on their own
-        // lanes (to place them on others): its source within the write.
-        bool part = onePass(r) && onePass(wo) && &r != &inst.dst &&
-                    engineOf(inst.op) == Engine::GDMA &&
-                    wo.start_lane < r.start_lane &&
-                    r.start_lane + r.shape[1] <= wo.start_lane + wo.shape[1];
-        if (wo.start_lane != r.start_lane && !assembled && !inLanes && !part) {
+        // A GDMA move into local memory picking some of the channels
+        // written, on their own lanes, to place them on others (a batch
+        // unfolded, a conv's upper partial sums moved onto the lower lanes,
+        // runs of rows moving lanes): its source lies within the write.
+        bool picked = onePass(r) && onePass(wo) && &r != &inst.dst &&
+                      engineOf(inst.op) == Engine::GDMA &&
+                      inst.dst.space == Space::LMEM && wo.start_lane < r.start_lane &&
+                      r.start_lane + r.shape[1] <= wo.start_lane + wo.shape[1];
+        if (wo.start_lane != r.start_lane && !assembled && !inLanes && !picked) {
           st = Status::error("lane placement: " + who() + " reads from start lane " +
                              std::to_string(r.start_lane) + " data " + by() +
                              " wrote from start lane " + std::to_string(wr.op->start_lane) + at());

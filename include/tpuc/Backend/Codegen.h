@@ -266,6 +266,8 @@ struct LocalOperands {
   /// In a group sliced along H: the result rows [first, second) computed,
   /// each operand holding the rows localInputRows named. Unset: whole.
   std::optional<std::pair<int64_t, int64_t>> rows;
+  /// The group's choice of spreading over idle lanes (GroupPlan::lanes).
+  LaneSplit lanes;
   /// Emits a TIU instruction touching every buffer of the op.
   uint32_t emit(const chip::Instruction &inst);
 };

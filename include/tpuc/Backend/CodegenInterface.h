@@ -16,6 +16,15 @@ namespace backend {
 class CodegenContext;
 struct LocalOperands;
 struct LBuf;
+/// How an op in a layer group spreads its work over idle lanes
+/// (CodegenInterface::localLaneParts): over `parts` times its result's
+/// lanes, its partial sums added by LMEM moves and adds (`moves`) or by a
+/// 1x1 conv reading across the lanes.
+struct LaneSplit {
+  unsigned parts = 1;
+  bool moves = false;
+};
+
 /// CodegenInterface::localInputRows of elementwise ops: the same rows of an
 /// operand of the result's height, row 0 of one broadcast along H.
 bool elementwiseInputRows(mlir::Operation *op, unsigned operandIndex,

@@ -106,13 +106,16 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         Scratch tensors of the result's shape that codegenLocal needs.
       }], "unsigned", "localTemps", (ins), "", [{ return 0; }]>,
     InterfaceMethod<[{
-        On a chip of `lanes` lanes: over how many times the lanes of its
-        result's channels codegenLocal spreads its work (a conv to few
-        channels computing partial sums over parts of its input channels on
-        the idle lanes), 1 for none. Above 1, the op has one more scratch
-        tensor of the result's shape beyond localTemps, and adds that many
-        elementwise passes over the result (the moved partial sums' adds).
-      }], "unsigned", "localLaneParts", (ins "unsigned":$lanes), "",
+        On `target`: over how many times the lanes of its result's channels
+        codegenLocal can spread its work (a conv to few channels computing
+        partial sums over parts of its input channels on the idle lanes),
+        1 for none, when the partial sums are added by LMEM moves of their
+        upper half and an add per halving (`moves`; the adds wait for the
+        GDMA) or by a 1x1 conv. The group records its choice
+        (GroupPlan::lanes, LocalOperands::lanes); above 1 part the op has
+        one more scratch tensor of the result's shape beyond localTemps.
+      }], "unsigned", "localLaneParts",
+      (ins "const ::tpuc::chip::Target &":$target, "bool":$moves), "",
       [{ return 1; }]>,
     InterfaceMethod<[{
         On a chip of `lanes` lanes: the TIU work codegenLocal issues per
@@ -194,11 +197,13 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
         Called once after the group loads weight operand `index` into `buf`
         (held as `lmem`): GDMA work laying it out for codegenLocal, queued
         right behind the load rather than behind the group's later loads
-        (a conv spreading over idle lanes moves its filter parts there).
+        (a conv spreading over idle lanes as `lanes` says moves its filter
+        parts there).
       }], "void", "codegenLocalWeightLayout",
       (ins "::tpuc::backend::CodegenContext &":$ctx, "unsigned":$index,
            "::tpuc::backend::LBuf &":$buf,
-           "const ::tpuc::chip::Operand &":$lmem), "",
+           "const ::tpuc::chip::Operand &":$lmem,
+           "::tpuc::backend::LaneSplit":$lanes), "",
       [{ return; }]>,
     InterfaceMethod<[{
         Whether the op's own tiled code can apply `epilogue` (the ops after

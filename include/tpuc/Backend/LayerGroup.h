@@ -62,6 +62,10 @@ struct GroupPlan {
   std::vector<llvm::SmallVector<int, 4>> operands;
   std::vector<int> results;
   std::vector<llvm::SmallVector<int, 2>> temps;
+  /// Per op: how it spreads over idle lanes (whole-tensor groups only
+  /// move partial sums: a sliced group's GDMA queue holds the next slice's
+  /// loads ahead of the moves).
+  std::vector<LaneSplit> lanes;
   /// Per op: whether its result is used after the group or returned.
   std::vector<bool> stored;
   /// Per op: whether the group loads its result (CodegenInterface::
@@ -144,6 +148,11 @@ mlir::FailureOr<GroupPlan> planLayerGroup(llvm::ArrayRef<mlir::Operation *> ops,
 /// stores overlapping as the emitted code lets them (see LayerGroup.cpp).
 double estimateGroupCycles(llvm::ArrayRef<mlir::Operation *> ops,
                            const GroupPlan &plan, const chip::Target &target);
+
+/// Estimated TIU cycles of `op` in a group: its result held on `held`
+/// channels, spread over idle lanes as `lanes` says.
+double estimateLocalTiuCycles(mlir::Operation *op, const chip::Target &target,
+                              int64_t held, LaneSplit lanes);
 
 /// Writes `plan` for `ops` readably: one line per LMEM buffer (kind,
 /// tensor, shape, dtype, per-lane offset and size, live range), and for a

@@ -90,16 +90,30 @@ std::optional<std::pair<float, float>> channelSum(tpu::ConvOp op) {
   return std::make_pair((*w)->front(), bias);
 }
 
+/// Passes folding k partial sums in halves onto the first of them.
+static int64_t halvings(int64_t k) {
+  int64_t n = 0;
+  for (; k > 1; k = (k + 1) / 2)
+    ++n;
+  return n;
+}
+
 /// A dense F32 conv whose output channels fill at most half of the lanes
 /// leaves the others idle, while the TIU charges a pass over all of them.
 /// In a group it computes on `k` times as many lanes instead: one grouped
 /// conv puts on lane range j the partial sums over the j-th k-th of the
-/// input channels (its filter rows moved onto those lanes), and a 1x1 conv
-/// by a 0/1 filter adds the k partial sums of each output channel (a conv
-/// reads across the lanes). Worth it when the conv's work per output dwarfs
-/// that of the sum; a single image (no slices of the batch, so the filter
-/// is laid out once) and a filter of its own, which the layout overwrites.
-static int64_t laneSplit(tpu::ConvOp op, int64_t lanes) {
+/// input channels (its filter rows moved onto those lanes). With `moves`
+/// the partial sums then fold onto the first lanes in halves: the GDMA
+/// moves the upper half down (LMEM to LMEM) and the TIU adds, a pass over
+/// the result per halving and one for the bias, worth it when the conv's
+/// saved work per output is at least twice those passes and the moves
+/// (slow next to the TIU: tpu_pro's GDMA moves 4 bytes per lane and
+/// cycle, the TIU adds 16 floats). Otherwise a 1x1 conv by a 0/1 filter
+/// adds them (a conv reads across the lanes), k OC MACs per output, worth
+/// it when the conv's work per output dwarfs that. A single image (no
+/// slices of the batch, so the filter is laid out once) and a filter of
+/// its own, which the layout overwrites.
+static int64_t laneSplit(tpu::ConvOp op, const Target &t, bool moves) {
   auto f = getShape(op.getFilter()); // [OC, IC, KH, KW]
   auto out = getShape(op.getOutput());
   if (f.size() != 4 || out.size() != 4 || out[0] != 1 || op.getGroup() != 1 ||
@@ -109,15 +123,33 @@ static int64_t laneSplit(tpu::ConvOp op, int64_t lanes) {
   const int64_t oc = f[0], ic = f[1], kk = f[2] * f[3];
   if (oc < 2) // a channel sum may be a reduce across the lanes (channelSum)
     return 1;
-  int64_t k = std::min<int64_t>(lanes / std::max<int64_t>(oc, 1), 4);
-  while (k > 1 && ic % k != 0)
-    --k;
-  // Saved MACs per output, (1 - 1/k) IC KH KW, against 8 times the sum's
-  // k OC (the moves and the scratch tensor cost the GDMA and local memory
-  // besides; the sum's filter fits in the rows moved away).
-  if (k < 2 || ic * kk * (k - 1) < 8 * k * k * oc)
-    return 1;
-  return k;
+  if (!moves) {
+    int64_t k = std::min<int64_t>(int64_t(t.lanes) / oc, 4);
+    while (k > 1 && ic % k != 0)
+      --k;
+    // Saved MACs per output, (1 - 1/k) IC KH KW, against 8 times the sum's
+    // k OC (the moves and the scratch tensor cost the GDMA and local memory
+    // besides; the sum's filter fits in the rows moved away).
+    if (k < 2 || ic * kk * (k - 1) < 8 * k * k * oc)
+      return 1;
+    return k;
+  }
+  // Per output position: the TIU cycles saved against the passes and the
+  // moves of k - 1 partial sums of OC channels, which the adds wait for.
+  // The most cycles saved wins.
+  const double eu = t.euFor(DType::F32);
+  int64_t best = 1;
+  double bestGain = 0;
+  for (int64_t k = 2; k <= 4 && k * oc <= int64_t(t.lanes); ++k) {
+    if (ic % k != 0)
+      continue;
+    double saved = double(ic * kk * (k - 1)) / double(k) / eu;
+    double spent = double(halvings(k) + 1) / eu +
+                   double((k - 1) * oc * 4) / t.gdma_lmem_bytes_per_cycle;
+    if (saved >= 2 * spent && saved - spent > bestGain)
+      best = k, bestGain = saved - spent;
+  }
+  return best;
 }
 
 /// The output-channel block of the blob layout of `op`'s filter
@@ -145,8 +177,9 @@ static int64_t filterBlock(tpu::ConvOp op, int64_t lanes) {
 
 struct ConvModel
     : public CodegenInterface::ExternalModel<ConvModel, tpu::ConvOp> {
-  unsigned localLaneParts(Operation *op, unsigned lanes) const {
-    return unsigned(laneSplit(cast<tpu::ConvOp>(op), lanes));
+  unsigned localLaneParts(Operation *op, const Target &target,
+                          bool moves) const {
+    return unsigned(laneSplit(cast<tpu::ConvOp>(op), target, moves));
   }
 
   /// A channel sum reduces its input's lane rows, then a tree across the
@@ -303,9 +336,9 @@ struct ConvModel
                       getShape(op.getFilter())[2], s[0], d[0], pads[0]);
   }
 
-  /// The sum's [k OC, OC, 1, 1] filter of a conv on k lane ranges
-  /// (laneSplit): in the filter buffer over the rows moved away, 1 where
-  /// the input channel % OC is the output channel.
+  /// The sum's [k OC, OC, 1, 1] filter of a conv on k lane ranges added by
+  /// a conv (laneSplit): in the filter buffer over the rows moved away, 1
+  /// where the input channel % OC is the output channel.
   static Operand sumFilter(const Operand &filter, int64_t k) {
     const uint32_t oc = filter.shape[1], icPart = filter.shape[0] / uint32_t(k);
     const uint64_t rowBytes = uint64_t(filter.stride[0]) * dtypeSize(filter.dtype);
@@ -315,11 +348,12 @@ struct ConvModel
 
   /// Right behind the filter's load: the rows of input-channel part j
   /// move to lanes [j OC, (j+1) OC) of the filter's own buffer (each lane
-  /// has room: it holds all IC rows there), and the sum's filter is
+  /// has room: it holds all IC rows there), and a sum conv's filter is
   /// zeroed (codegenLocal adds its ones).
   void codegenLocalWeightLayout(Operation *op, CodegenContext &ctx, unsigned index,
-                                LBuf &buf, const Operand &filter) const {
-    const int64_t k = laneSplit(cast<tpu::ConvOp>(op), ctx.target().lanes);
+                                LBuf &buf, const Operand &filter,
+                                LaneSplit lanes) const {
+    const int64_t k = lanes.parts;
     if (index != 1 || k < 2)
       return;
     const uint32_t oc = filter.shape[1], icPart = filter.shape[0] / uint32_t(k);
@@ -331,22 +365,27 @@ struct ConvModel
       to.start_lane = uint16_t(uint32_t(j) * oc);
       ctx.moveLocal(buf, to, buf, from);
     }
-    ctx.fillLocal(buf, sumFilter(filter, k), 0.0);
+    if (!lanes.moves)
+      ctx.fillLocal(buf, sumFilter(filter, k), 0.0);
   }
 
   /// The conv of `t` on k lane ranges (laneSplit), its filter laid out by
-  /// codegenLocalWeightLayout. Before the first rows the TIU adds the sum
-  /// filter's ones, lane by lane in place (no GDMA waits for them). One
-  /// grouped conv writes the k partial sums into the scratch tensor and the
-  /// 1x1 sum conv (a conv reads across the lanes) adds them with the bias
-  /// and relu.
+  /// codegenLocalWeightLayout: one grouped conv writes the k partial sums
+  /// into the scratch tensor. With moves, while more than one is left, the
+  /// GDMA moves the upper half of them onto the first lanes of the result's
+  /// buffer and the TIU adds them to the lower half (the last addition
+  /// into the result); then the bias and relu. Otherwise, before the first
+  /// rows, the TIU adds the sum filter's ones lane by lane in place (no
+  /// GDMA waits for them), and the 1x1 sum conv adds the partial sums with
+  /// the bias and relu.
   static void emitLaneSplit(CodegenContext &ctx, LocalOperands &t,
-                            chip::ConvParams cp, int64_t k) {
+                            chip::ConvParams cp) {
+    const int64_t k = t.lanes.parts;
     const Operand &out = t.result.lmem;
     LocalTensor &fl = t.operands[1];
     const uint32_t oc = out.shape[1];
     Operand ones = sumFilter(fl.lmem, k);
-    if (!t.rows || t.rows->first == 0) {
+    if (!t.lanes.moves && (!t.rows || t.rows->first == 0)) {
       LBuf *b = fl.buf;
       for (uint32_t o = 0; o < oc; ++o) {
         Operand one = ones;
@@ -367,10 +406,28 @@ struct ConvModel
     cp.groups = int(k);
     cp.relu = false;
     t.emit(makeConv(sums, t.operands[0].lmem, filter, Operand(), cp));
-    chip::ConvParams one;
-    one.relu = relu;
-    t.emit(makeConv(out, sums, ones,
-                    t.operands[2].buf ? t.operands[2].lmem : Operand(), one));
+    const bool hasBias = t.operands[2].buf;
+    if (!t.lanes.moves) {
+      chip::ConvParams one;
+      one.relu = relu;
+      t.emit(makeConv(out, sums, ones, hasBias ? t.operands[2].lmem : Operand(),
+                      one));
+      return;
+    }
+    LBuf &sumBuf = *t.temps.back().buf, &outBuf = *t.result.buf;
+    for (uint32_t m = uint32_t(k); m > 1;) {
+      const uint32_t keep = (m + 1) / 2, moved = m - keep;
+      Operand from = sums, to = out, lower = sums;
+      from.shape[1] = to.shape[1] = lower.shape[1] = moved * oc;
+      from.start_lane = uint16_t(sums.start_lane + keep * oc);
+      ctx.moveLocal(outBuf, to, sumBuf, from);
+      m = keep;
+      const bool last = m == 1;
+      t.emit(makeBinary(BinaryOp::Add, last ? out : lower, lower, to,
+                        last && relu && !hasBias));
+    }
+    if (hasBias)
+      t.emit(makeBinary(BinaryOp::Add, out, out, t.operands[2].lmem, relu));
   }
 
   LogicalResult codegenLocal(Operation *operation, CodegenContext &ctx,
@@ -412,9 +469,8 @@ struct ConvModel
       emitRequant([&](const Instruction &i) { return t.emit(i); }, out, acc, rq);
       return success();
     }
-    const int64_t k = laneSplit(op, ctx.target().lanes);
-    if (k > 1) {
-      emitLaneSplit(ctx, t, cp, k);
+    if (t.lanes.parts > 1) {
+      emitLaneSplit(ctx, t, cp);
     } else if (auto sum = channelSum(op)) {
       auto [w, b] = *sum;
       t.emit(makeReduce(chip::ReduceMode::Sum, out, t.operands[0].lmem, 1));

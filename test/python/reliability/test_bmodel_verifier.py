@@ -265,6 +265,43 @@ def test_a_tiu_instruction_in_place_on_some_lanes_is_accepted():
     np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], want)
 
 
+def _pick_program(start):
+    """On tpu_edge: x [1, 16, 4, 4] loaded from lane 0; an LMEM-to-LMEM move
+    takes its 8 channels from lane `start` onto lanes 0..7 of byte 2048,
+    which are stored as y."""
+    t = rt.load_target("tpu_edge")
+    F, shape = rt.DType.F32, [1, 16, 4, 4]
+    sb = rt.StreamBuilder()
+    sb.gdma(rt.make_dma_move(_lmem(16), rt.ddr_tensor(0, shape, F)))
+    sb.gdma(rt.make_dma_move(_lmem(8, addr=2048), _lmem(8, start)))
+    sb.gdma(rt.make_dma_move(rt.ddr_tensor(4096, [1, 8, 4, 4], F), _lmem(8, addr=2048)))
+    return rt.build_bmodel(t, sb.tiu_stream, sb.gdma_stream,
+                           [rt.TensorInfo("x", F, shape, ddr_addr=0)],
+                           [rt.TensorInfo("y", F, [1, 8, 4, 4], ddr_addr=4096)])
+
+
+def test_a_local_move_picking_a_whole_part_of_the_lanes_is_accepted():
+    # The upper half of x's channels moves onto the lower lanes (the
+    # partial sums of a conv spread over idle lanes).
+    x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(1, 16, 4, 4)
+    m = rt.Model(rt.serialize_bmodel(_pick_program(8)))
+    np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], x[:, 8:])
+
+
+def test_a_local_move_picking_lanes_past_the_lanes_written_is_rejected():
+    # From lane 9: its 8 channels run past x's 16 lanes.
+    with pytest.raises(rt.ChipError, match=r"lane placement: GDMA instruction #1 "
+                       r"\(id 2, dma_move\) src0 reads from start lane 9"):
+        rt.serialize_bmodel(_pick_program(9))
+
+
+def test_a_local_move_picking_lanes_inside_the_lanes_written_is_accepted():
+    # From lane 3: channels 3..10 of x, on their own lanes.
+    x = np.linspace(-1, 1, 256, dtype=np.float32).reshape(1, 16, 4, 4)
+    m = rt.Model(rt.serialize_bmodel(_pick_program(3)))
+    np.testing.assert_array_equal(m.run({"x": x}).outputs["y"], x[:, 3:11])
+
+
 def test_a_read_of_local_memory_nothing_wrote_is_rejected():
     t = rt.load_target("tpu_edge")
     F, shape = rt.DType.F32, [1, 16, 4, 4]

@@ -153,11 +153,14 @@ struct FuseErfGelu : OpRewritePattern<MulOp> {
 
 // BinaryRank.cpp: Muls of more than four dims with leading unit dims.
 void populateMulRankPatterns(RewritePatternSet &results, MLIRContext *context);
+// Silu.cpp: x * sigmoid(x) as one SiLU.
+void populateSiLUPatterns(RewritePatternSet &results, MLIRContext *context);
 
 void MulOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *context) {
   results.add<FuseErfGelu>(context);
   populateMulRankPatterns(results, context);
+  populateSiLUPatterns(results, context);
 }
 
 } // namespace top
