@@ -1358,6 +1358,13 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
                    ? 1
                    : cast<CodegenInterface>(ops[k]).localColumnParts(j);
       };
+      auto rowPartsOf = [&](unsigned j, int i) -> unsigned {
+        return partsOf(j, i) > 1 || plan->rows ||
+                       pb[i].kind != GroupPlan::Kind::Weight
+                   ? 1
+                   : cast<CodegenInterface>(ops[k]).localRowParts(
+                         j, ctx.lanes());
+      };
       // An op's whole weights load before its activations when smaller:
       // they depend on nothing, so they go while the previous group's
       // stores are in flight, and the activation loads, which wait for
@@ -1380,8 +1387,10 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
         for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
           if (i < 0 || pb[i].kind == GroupPlan::Kind::Result || loaded[i])
             continue;
-          unsigned parts = partsOf(j, i);
+          unsigned parts = partsOf(j, i), rowParts = rowPartsOf(j, i);
           bool inRuns = !split[k].empty() && j == 1;
+          if (rowParts > 1 && !inRuns)
+            parts = rowParts;
           if ((parts > 1 || inRuns) != inParts ||
               (pb[i].kind == GroupPlan::Kind::Weight) != weights)
             continue;
@@ -1400,6 +1409,23 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
             if (pb[i].kind == GroupPlan::Kind::Weight)
               cast<CodegenInterface>(ops[k]).codegenLocalWeightLayout(
                   ctx, unsigned(j), bufs[i], to);
+            continue;
+          }
+          if (rowParts > 1) {
+            // Part p is rows [p nr, (p + 1) nr) of the DDR tensor: whole
+            // slots of the lanes, the part's bytes of the usual layout.
+            const int64_t nr = to.shape[1] / rowParts;
+            const uint64_t partBytes = ctx.lmemBytes(
+                {to.shape[0], nr, to.shape[2], to.shape[3]}, to.dtype);
+            for (unsigned p = 0; p < rowParts; ++p) {
+              Operand t = lmemTensor(to.addr + p * partBytes, to.shape[0],
+                                     uint32_t(nr), to.shape[2], to.shape[3],
+                                     to.dtype),
+                      f = from;
+              f.addr += uint64_t(p * nr * f.stride[1]) * dtypeSize(f.dtype);
+              f.shape[1] = uint32_t(nr);
+              partLoads[i].push_back(ctx.load(bufs[i], t, f));
+            }
             continue;
           }
           // Part p is columns [p nc, (p + 1) nc) of the DDR tensor, held

@@ -117,7 +117,13 @@ Status checkDataflow(const std::vector<Instruction> &tiu,
                        inst.dst.shape[1] == r.shape[1] && engineOf(inst.op) == Engine::TIU &&
                        wo.start_lane < r.start_lane &&
                        r.start_lane + r.shape[1] <= wo.start_lane + wo.shape[1];
-        if (wo.start_lane != r.start_lane && !assembled && !inLanes) {
+        // A GDMA move picking some of the lanes written (rows moving to
+        // other lanes, which only the GDMA does).
+        bool picked = onePass(r) && onePass(wo) && &r != &inst.dst &&
+                      engineOf(inst.op) == Engine::GDMA &&
+                      wo.start_lane <= r.start_lane &&
+                      r.start_lane + r.shape[1] <= wo.start_lane + wo.shape[1];
+        if (wo.start_lane != r.start_lane && !assembled && !inLanes && !picked) {
           st = Status::error("lane placement: " + who() + " reads from start lane " +
                              std::to_string(r.start_lane) + " data " + by() +
                              " wrote from start lane " + std::to_string(wr.op->start_lane) + at());

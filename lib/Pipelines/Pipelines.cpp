@@ -33,6 +33,9 @@ void tpuc::buildTpuCodegenPassPipeline(OpPassManager &pm,
     backend::RecomputeScaledMapOptions recompute;
     recompute.chip = o.chip;
     pm.addPass(backend::createRecomputeScaledMap(recompute));
+    backend::RowGatherAsMatMulOptions gather;
+    gather.chip = o.chip;
+    pm.addPass(backend::createRowGatherAsMatMul(gather));
     backend::TransposeAsMatMulOptions transpose;
     transpose.chip = o.chip;
     pm.addPass(backend::createTransposeAsMatMul(transpose));
