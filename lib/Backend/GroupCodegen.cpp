@@ -1397,7 +1397,8 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           auto addr = ddrAddr(pb[i].value);
           if (!addr)
             return ctx.error() << "group operand has no DDR address";
-          make(i);
+          if (partLoads[i].empty())
+            make(i);
           loaded[i] = true;
           Operand to = lmem(i), from = ddr(i, *addr);
           if (inRuns) {
@@ -1417,7 +1418,8 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
             const int64_t nr = to.shape[1] / rowParts;
             const uint64_t partBytes = ctx.lmemBytes(
                 {to.shape[0], nr, to.shape[2], to.shape[3]}, to.dtype);
-            for (unsigned p = 0; p < rowParts; ++p) {
+            for (unsigned p = unsigned(partLoads[i].size()); p < rowParts;
+                 ++p) {
               Operand t = lmemTensor(to.addr + p * partBytes, to.shape[0],
                                      uint32_t(nr), to.shape[2], to.shape[3],
                                      to.dtype),
@@ -1433,7 +1435,7 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           int64_t w = to.shape[3], nc = w / parts;
           uint64_t partBytes = ctx.lmemBytes(
               {to.shape[0], to.shape[1], to.shape[2], nc}, to.dtype);
-          for (unsigned p = 0; p < parts; ++p) {
+          for (unsigned p = unsigned(partLoads[i].size()); p < parts; ++p) {
             Operand t = lmemTensor(to.addr + p * partBytes, to.shape[0],
                                    to.shape[1], to.shape[2], uint32_t(nc),
                                    to.dtype),
@@ -1447,10 +1449,60 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     }
     return success();
   };
+  // A group's first activation load may wait in the GDMA queue for the
+  // stores of the group before (a reload of its result), leaving the DDR
+  // idle for their latency: the first part of the first weight loaded in
+  // parts goes before it then.
+  auto preloadPart = [&]() -> LogicalResult {
+    const size_t end = nextBounce(0);
+    bool waits = false;
+    for (size_t k = 0; k < end && !waits; ++k)
+      for (int i : plan->operands[k])
+        if (i >= 0 && pb[i].kind == GroupPlan::Kind::Input) {
+          auto addr = ddrAddr(pb[i].value);
+          waits = waits || (addr && ctx.loadWaitsForDeferred(LBuf(), ddr(i, *addr)));
+        }
+    if (!waits)
+      return success();
+    for (size_t k = 0; k < end; ++k) {
+      auto cg = cast<CodegenInterface>(ops[k]);
+      for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
+        if (i < 0 || pb[i].kind != GroupPlan::Kind::Weight ||
+            (!split[k].empty() && j == 1))
+          continue;
+        const unsigned cols = cg.localColumnParts(unsigned(j));
+        const unsigned rowParts =
+            cols > 1 ? 1 : cg.localRowParts(unsigned(j), ctx.lanes());
+        if (cols <= 1 && rowParts <= 1)
+          continue;
+        auto addr = ddrAddr(pb[i].value);
+        if (!addr)
+          return ctx.error() << "group operand has no DDR address";
+        make(i);
+        Operand to = lmem(i), from = ddr(i, *addr), t = to, f = from;
+        if (rowParts > 1) {
+          const int64_t nr = to.shape[1] / rowParts;
+          t = lmemTensor(to.addr, to.shape[0], uint32_t(nr), to.shape[2],
+                         to.shape[3], to.dtype);
+          f.shape[1] = uint32_t(nr);
+        } else {
+          const int64_t nc = to.shape[3] / cols;
+          t = lmemTensor(to.addr, to.shape[0], to.shape[1], to.shape[2],
+                         uint32_t(nc), to.dtype);
+          f.shape[3] = uint32_t(nc);
+        }
+        partLoads[i].push_back(ctx.load(bufs[i], t, f));
+        return success();
+      }
+    }
+    return success();
+  };
   auto loadChunk = [&](int64_t c) -> LogicalResult {
     useChunk(c);
     loaded.assign(pb.size(), false);
     partLoads.assign(pb.size(), {});
+    if (c == 0 && !plan->rows && failed(preloadPart()))
+      return failure();
     if (failed(loadOps(0, nextBounce(0))))
       return failure();
     return c == 0 ? copyAhead(ctx, ahead) : success();
