@@ -1755,6 +1755,13 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
                    ? 1
                    : cast<CodegenInterface>(ops[k]).localColumnParts(j);
       };
+      auto rowPartsOf = [&](unsigned j, int i) -> unsigned {
+        return partsOf(j, i) > 1 || plan->rows ||
+                       pb[i].kind != GroupPlan::Kind::Weight
+                   ? 1
+                   : cast<CodegenInterface>(ops[k]).localRowParts(
+                         j, ctx.lanes());
+      };
       // An op's whole weights load before its activations when smaller:
       // they depend on nothing, so they go while the previous group's
       // stores are in flight, and the activation loads, which wait for
@@ -1778,15 +1785,18 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
           if (i < 0 || pb[i].kind == GroupPlan::Kind::Result ||
               pb[i].kind == GroupPlan::Kind::Temp || loaded[i])
             continue;
-          unsigned parts = partsOf(j, i);
+          unsigned parts = partsOf(j, i), rowParts = rowPartsOf(j, i);
           bool inRuns = !split[k].empty() && j == 1;
+          if (rowParts > 1 && !inRuns)
+            parts = rowParts;
           if ((parts > 1 || inRuns) != inParts ||
               (pb[i].kind == GroupPlan::Kind::Weight) != weights)
             continue;
           auto addr = ddrAddr(pb[i].value);
           if (!addr)
             return ctx.error() << "group operand has no DDR address";
-          make(i);
+          if (partLoads[i].empty())
+            make(i);
           loaded[i] = true;
           Operand to = lmem(i), from = ddr(i, *addr);
           if (inRuns) {
@@ -1800,12 +1810,30 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
                   ctx, unsigned(j), bufs[i], to, plan->lanes[k]);
             continue;
           }
+          if (rowParts > 1) {
+            // Part p is rows [p nr, (p + 1) nr) of the DDR tensor: whole
+            // slots of the lanes, the part's bytes of the usual layout.
+            const int64_t nr = to.shape[1] / rowParts;
+            const uint64_t partBytes = ctx.lmemBytes(
+                {to.shape[0], nr, to.shape[2], to.shape[3]}, to.dtype);
+            for (unsigned p = unsigned(partLoads[i].size()); p < rowParts;
+                 ++p) {
+              Operand t = lmemTensor(to.addr + p * partBytes, to.shape[0],
+                                     uint32_t(nr), to.shape[2], to.shape[3],
+                                     to.dtype),
+                      f = from;
+              f.addr += uint64_t(p * nr * f.stride[1]) * dtypeSize(f.dtype);
+              f.shape[1] = uint32_t(nr);
+              partLoads[i].push_back(ctx.load(bufs[i], t, f));
+            }
+            continue;
+          }
           // Part p is columns [p nc, (p + 1) nc) of the DDR tensor, held
           // dense in LMEM after the parts before it (see LocalTensor).
           int64_t w = to.shape[3], nc = w / parts;
           uint64_t partBytes = ctx.lmemBytes(
               {to.shape[0], to.shape[1], to.shape[2], nc}, to.dtype);
-          for (unsigned p = 0; p < parts; ++p) {
+          for (unsigned p = unsigned(partLoads[i].size()); p < parts; ++p) {
             Operand t = lmemTensor(to.addr + p * partBytes, to.shape[0],
                                    to.shape[1], to.shape[2], uint32_t(nc),
                                    to.dtype),
@@ -1837,12 +1865,62 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     issued = std::max(issued, end);
     return success();
   };
+  // A group's first activation load may wait in the GDMA queue for the
+  // stores of the group before (a reload of its result), leaving the DDR
+  // idle for their latency: the first part of the first weight loaded in
+  // parts goes before it then.
+  auto preloadPart = [&]() -> LogicalResult {
+    const size_t end = nextBounce(0);
+    bool waits = false;
+    for (size_t k = 0; k < end && !waits; ++k)
+      for (int i : plan->operands[k])
+        if (i >= 0 && pb[i].kind == GroupPlan::Kind::Input) {
+          auto addr = ddrAddr(pb[i].value);
+          waits = waits || (addr && ctx.loadWaitsForDeferred(LBuf(), ddr(i, *addr)));
+        }
+    if (!waits)
+      return success();
+    for (size_t k = 0; k < end; ++k) {
+      auto cg = cast<CodegenInterface>(ops[k]);
+      for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
+        if (i < 0 || pb[i].kind != GroupPlan::Kind::Weight ||
+            (!split[k].empty() && j == 1))
+          continue;
+        const unsigned cols = cg.localColumnParts(unsigned(j));
+        const unsigned rowParts =
+            cols > 1 ? 1 : cg.localRowParts(unsigned(j), ctx.lanes());
+        if (cols <= 1 && rowParts <= 1)
+          continue;
+        auto addr = ddrAddr(pb[i].value);
+        if (!addr)
+          return ctx.error() << "group operand has no DDR address";
+        make(i);
+        Operand to = lmem(i), from = ddr(i, *addr), t = to, f = from;
+        if (rowParts > 1) {
+          const int64_t nr = to.shape[1] / rowParts;
+          t = lmemTensor(to.addr, to.shape[0], uint32_t(nr), to.shape[2],
+                         to.shape[3], to.dtype);
+          f.shape[1] = uint32_t(nr);
+        } else {
+          const int64_t nc = to.shape[3] / cols;
+          t = lmemTensor(to.addr, to.shape[0], to.shape[1], to.shape[2],
+                         uint32_t(nc), to.dtype);
+          f.shape[3] = uint32_t(nc);
+        }
+        partLoads[i].push_back(ctx.load(bufs[i], t, f));
+        return success();
+      }
+    }
+    return success();
+  };
   auto loadChunk = [&](int64_t c) -> LogicalResult {
     useChunk(c);
     loaded.assign(pb.size(), false);
     partLoads.assign(pb.size(), {});
     issued = 0;
     allowed = cutLoads ? cutFrom(0) : ops.size();
+    if (c == 0 && !plan->rows && failed(preloadPart()))
+      return failure();
     if (failed(pump()))
       return failure();
     return c == 0 ? copyAhead(ctx, ahead) : success();

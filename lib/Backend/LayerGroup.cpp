@@ -168,19 +168,30 @@ double groupCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
     }
     ready[k] = gdma + t.ddr_latency_cycles;
   }
+  // Moves from local memory to local memory queue behind every load.
+  const double loads = gdma;
   double end = 0;
   for (size_t k = 0; k < ops.size(); ++k) {
     // A result loaded from a member's stored one waits for the round trip.
     auto cg = cast<CodegenInterface>(ops[k]);
+    const unsigned moves = plan.views[k] ? 0 : cg.localGdmaMoves(t.lanes);
+    if (moves) {
+      gdma = std::max(gdma, std::max(loads, std::max(tiu, ready[k]))) +
+             moves * t.gdma_issue_cycles +
+             double(tensorBytes(ops[k]->getResult(0))) /
+                 t.gdma_lmem_bytes_per_cycle;
+      tiu = std::max(tiu, gdma);
+    }
     Value first = ops[k]->getNumOperands() ? ops[k]->getOperand(0) : Value();
     if (cg.localLoad() && !cg.localCompute() && first &&
         !inDdrBeforeGroup(first, ops))
       tiu += fixed + tensorBytes(first) / bw + loadCycles(ops[k]);
-    tiu = std::max(tiu, ready[k]) +
-          (plan.views[k] ? 0
-                         : tiuCycles(ops[k], t,
-                                     plan.buffers[plan.results[k]].shape[1],
-                                     plan.lanes[k]));
+    if (!moves)
+      tiu = std::max(tiu, ready[k]) +
+            (plan.views[k] ? 0
+                           : tiuCycles(ops[k], t,
+                                       plan.buffers[plan.results[k]].shape[1],
+                                       plan.lanes[k]));
     // The moves of a tensor between its batch folded and not, an image at
     // a time, follow the op.
     if (k < plan.refolds.size())

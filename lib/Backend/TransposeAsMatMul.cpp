@@ -48,6 +48,23 @@ std::optional<std::pair<int64_t, int64_t>> smallTranspose(tpu::PermuteOp op,
   return std::make_pair(C, W);
 }
 
+/// [C, W] when `op` transposes an F32 tensor read as a matrix [C, W]
+/// (its dims merged into two runs that swap, as NCHW to NHWC: [C, H W]),
+/// with W at most `lanes` and the identity [W, W] no larger than the
+/// round trip it saves (the matrix stored and loaded back): W <= 2 C.
+std::optional<std::pair<int64_t, int64_t>> flatTranspose(tpu::PermuteOp op,
+                                                         int64_t lanes) {
+  auto in = getShape(op.getInput());
+  chip::DType t = chipDType(op.getInput().getType());
+  if (t != chip::DType::F32 || chipDType(op.getOutput().getType()) != t)
+    return std::nullopt;
+  auto [shape, perm] = simplifyPermute(in, getI64s(op.getOrder()));
+  if (perm.size() != 2 || perm[0] != 1 || perm[1] != 0 || shape[1] > lanes ||
+      shape[1] > 2 * shape[0])
+    return std::nullopt;
+  return std::make_pair(shape[0], shape[1]);
+}
+
 /// The weight [1.., R, W] (R = `type`'s rows) whose rows [at, at + W) are
 /// the identity I_W and whose other rows are 0.
 Value rowsOfIdentity(OpBuilder &b, Operation *anchor, const std::string &name,
@@ -126,6 +143,32 @@ void rowsWithConstants(OpBuilder &b, tpu::PermuteOp op, tpu::ConcatOp concat,
       w->erase();
 }
 
+/// The transpose `op` of a tensor read as the matrix X [C, W] (see
+/// flatTranspose) as Reshape(I_W x Reshape(X, [C, W])^T): the Reshapes keep
+/// the row-major data, so a group holds them as views where the layouts
+/// agree (a conv's [C, H, W] is its matrix [C, H W] lane by lane).
+void transposeFlat(tpu::PermuteOp op, int64_t C, int64_t W) {
+  OpBuilder b(op);
+  const std::string name = tpuc::getOpName(op);
+  auto elem = cast<RankedTensorType>(op.getInput().getType()).getElementType();
+  auto matrix = [&](int64_t r, int64_t c) {
+    return RankedTensorType::get({r, c}, elem);
+  };
+  Value none = b.create<top::NoneOp>(op.getLoc(), b.getNoneType());
+  Value x = b.create<tpu::ReshapeOp>(
+      NameLoc::get(b.getStringAttr(name + "_matrix")), matrix(C, W),
+      op.getInput());
+  Value identity =
+      rowsOfIdentity(b, op, name + "_identity", matrix(W, C), W, 0);
+  Value mm = b.create<tpu::MatMulOp>(
+      NameLoc::get(b.getStringAttr(name + "_transposed")), matrix(W, C),
+      identity, x, none, Value(), /*do_relu=*/false,
+      /*right_transpose=*/true);
+  Value y = b.create<tpu::ReshapeOp>(op.getLoc(), op.getOutput().getType(), mm);
+  op.getOutput().replaceAllUsesWith(y);
+  op.erase();
+}
+
 struct TransposeAsMatMulPass
     : public tpuc::backend::impl::TransposeAsMatMulBase<TransposeAsMatMulPass> {
   using Base::Base;
@@ -143,8 +186,11 @@ struct TransposeAsMatMulPass
     module.walk([&](tpu::PermuteOp op) { permutes.push_back(op); });
     for (tpu::PermuteOp op : permutes) {
       auto cw = smallTranspose(op, target.lanes);
-      if (!cw)
+      if (!cw) {
+        if (auto flat = flatTranspose(op, target.lanes))
+          transposeFlat(op, flat->first, flat->second);
         continue;
+      }
       const int64_t C = cw->first, W = cw->second;
       OpBuilder b(op);
       Value none = b.create<top::NoneOp>(op.getLoc(), b.getNoneType());

@@ -42,6 +42,9 @@ void tpuc::buildTpuCodegenPassPipeline(OpPassManager &pm,
     backend::TransposeLinearOptions linear;
     linear.chip = o.chip;
     pm.addPass(backend::createTransposeLinear(linear));
+    backend::RowGatherAsMatMulOptions gather;
+    gather.chip = o.chip;
+    pm.addPass(backend::createRowGatherAsMatMul(gather));
     backend::TransposeAsMatMulOptions transpose;
     transpose.chip = o.chip;
     pm.addPass(backend::createTransposeAsMatMul(transpose));

@@ -91,3 +91,25 @@ func.func @kept(%arg0: tensor<1x8x128xf32>, %arg1: tensor<2x8x16xf32>) -> (tenso
   return %t, %u : tensor<1x128x8xf32>, tensor<2x16x8xf32>
 }
 }
+
+// -----
+
+// A conv's [32, 8, 8] features turned into 8x8 tokens of 32 channels
+// (NCHW to NHWC): the matrix [32, 64] transposed by the identity [64, 64]
+// between Reshapes. With 16 channels the identity [64, 64] would move more
+// bytes than the round trip it saves: kept.
+// CHECK-LABEL: func.func @nhwc
+// CHECK: %[[X:.*]] = "tpu.Reshape"(%{{.*}}) : (tensor<1x32x8x8xf32>) -> tensor<32x64xf32> loc("t_matrix")
+// CHECK: %[[I:.*]] = "top.Weight"() : () -> tensor<64x64xf32> loc("t_identity")
+// CHECK: %[[M:.*]] = "tpu.MatMul"(%[[I]], %[[X]], %{{.*}}) <{do_relu = false, right_transpose = true}> : (tensor<64x64xf32>, tensor<32x64xf32>, none) -> tensor<64x32xf32> loc("t_transposed")
+// CHECK: "tpu.Reshape"(%[[M]]) : (tensor<64x32xf32>) -> tensor<1x8x8x32xf32> loc("t")
+// CHECK: "tpu.Permute"(%{{.*}}) <{order = [0, 2, 3, 1]}> : (tensor<1x16x8x8xf32>) -> tensor<1x8x8x16xf32> loc("u")
+module attributes {top.weight_file = "WEIGHTS"} {
+func.func @nhwc(%arg0: tensor<1x32x8x8xf32>, %arg1: tensor<1x16x8x8xf32>) -> (tensor<1x8x8x32xf32>, tensor<1x8x8x16xf32>) {
+  %x = "top.Input"(%arg0) : (tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> loc("x")
+  %z = "top.Input"(%arg1) : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> loc("z")
+  %t = "tpu.Permute"(%x) {order = [0, 2, 3, 1]} : (tensor<1x32x8x8xf32>) -> tensor<1x8x8x32xf32> loc("t")
+  %u = "tpu.Permute"(%z) {order = [0, 2, 3, 1]} : (tensor<1x16x8x8xf32>) -> tensor<1x8x8x16xf32> loc("u")
+  return %t, %u : tensor<1x8x8x32xf32>, tensor<1x8x8x16xf32>
+}
+}

@@ -126,12 +126,29 @@ def CodegenInterface : OpInterface<"CodegenInterface"> {
       }], "int64_t", "localLaneWork", (ins "unsigned":$lanes), "",
       [{ return 0; }]>,
     InterfaceMethod<[{
+        On a chip of `lanes` lanes: how many GDMA moves from local memory to
+        local memory codegenLocal issues (elements moving to other lanes,
+        which only the GDMA does); 0: none. They queue behind the loads the
+        group issues up front.
+      }], "unsigned", "localGdmaMoves", (ins "unsigned":$lanes), "",
+      [{ return 0; }]>,
+    InterfaceMethod<[{
         In a group of whole tensors: how many equal parts of its columns
         (W, a multiple of it) weight operand `index` is loaded in, each by
         its own GDMA instruction into its own dense block, so codegenLocal
         can start on the first part while the rest arrive
         (LocalTensor::partLoads). 1: one load in the usual layout.
       }], "unsigned", "localColumnParts", (ins "unsigned":$index), "",
+      [{ return 1; }]>,
+    InterfaceMethod<[{
+        On a chip of `lanes` lanes, in a group of whole tensors: how many
+        equal parts of its rows (C, whole slots of the lanes) weight
+        operand `index` is loaded in, each by its own GDMA instruction in
+        the usual layout (part p at p times its bytes per lane,
+        LocalTensor::partLoads), so codegenLocal can start on the first
+        part while the rest arrive. 1: one load. Only asked when
+        localColumnParts is 1.
+      }], "unsigned", "localRowParts", (ins "unsigned":$index, "unsigned":$lanes), "",
       [{ return 1; }]>,
     InterfaceMethod<[{
         Element type of scratch tensor `index` (null: the result's), e.g.

@@ -73,7 +73,34 @@ def TransposeAsMatMul : Pass<"tpu-transpose-as-matmul", "::mlir::ModuleOp"> {
     tokens) folds in: the identity's rows sit at the transpose's place and
     an Add of the constants (zeros elsewhere) fills the other rows, so the
     Concat, which moves rows across the lanes, leaves no DDR round trip
-    either. Run before tpu-layer-group; needs the module's weight file.
+    either. A transpose of a tensor read as a matrix [C, W] (NCHW to NHWC:
+    [C, H W]) does the same between Reshapes to and from the matrix, when
+    the identity is no larger than the round trip (W at most 2 C). Run
+    before tpu-layer-group; needs the module's weight file.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"tpu_edge\"",
+           "Target chip: a name in chips/ or a path to a description">,
+  ];
+  let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
+}
+
+def RowGatherAsMatMul : Pass<"tpu-row-gather-as-matmul", "::mlir::ModuleOp"> {
+  let summary = "Compute F32 row gathers across the lanes as matmuls by a 0/1 matrix";
+  let description = [{
+    A chain of Reshapes, Permutes, Slices and Concats whose result, read as
+    rows of its single source's last dim C, takes every row from one row
+    of the source X [R, C] (a shifted-window transformer's cyclic shift
+    and window partition, and their inverses) moves the rows across the
+    lanes, which no local-memory instruction does but the matmul: a layer
+    group would store X and load it back reordered, a DDR round trip. It
+    becomes the matmul P x X by a constant P [R', R] with one 1 per row,
+    its result in the chain's shape (batches of rows when the last dim is
+    C), when loading P and the matmul's TIU work cost less than that round
+    trip by the target's figures. Only chains with an op that cannot
+    compute in a group (its elements change lanes) are rewritten. Exact:
+    each result element is one product by 1 plus products by 0. Run before
+    tpu-layer-group; needs the module's weight file.
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"tpu_edge\"",

@@ -49,12 +49,14 @@ SmallVector<int64_t, 4> heldLayout(Value v) {
 /// The layout the users of `v` read it in inside a group (looking through
 /// Reshapes, which keep the bytes, elementwise ops, which follow it, and
 /// out of a group that yields it); empty when none asks for one.
-SmallVector<int64_t, 4> wantedLayout(Value v) {
+/// With `followElementwise` false, only the users reading `v` in a layout
+/// of their own count, not those an elementwise op passes it on to.
+SmallVector<int64_t, 4> wantedLayout(Value v, bool followElementwise = true) {
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
     if (isa<tpu::YieldOp>(user)) {
       Value r = user->getParentOp()->getResult(use.getOperandNumber());
-      if (auto l = wantedLayout(r); !l.empty())
+      if (auto l = wantedLayout(r, followElementwise); !l.empty())
         return l;
       continue;
     }
@@ -62,7 +64,8 @@ SmallVector<int64_t, 4> wantedLayout(Value v) {
     if (!cg || isa<tpu::PermuteOp, tpu::SliceOp>(user))
       continue;
     if (isa<tpu::ReshapeOp>(user)) {
-      if (auto l = wantedLayout(user->getResult(0)); !l.empty())
+      if (auto l = wantedLayout(user->getResult(0), followElementwise);
+          !l.empty())
         return l;
       continue;
     }
@@ -72,6 +75,8 @@ SmallVector<int64_t, 4> wantedLayout(Value v) {
       return l;
     // An elementwise op follows the layout it finds: what its users read.
     if (cg.localElementwise()) {
+      if (!followElementwise)
+        continue;
       Value r = user->getResult(0);
       if (numElements(getShape(r)) == numElements(getShape(v)))
         if (auto l = wantedLayout(r); !l.empty())
@@ -130,6 +135,124 @@ laneCopy(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
             return std::nullopt;
         }
   return st;
+}
+
+/// Elements moved within one lane run of a lane move (see laneMoves).
+struct LaneRun {
+  int64_t n, c, count;   // result image n, channels [c, c + count)
+  int64_t srcC, srcBase; // from channels [srcC, srcC + count) at srcBase
+  int64_t sH, sW;        // the source's element steps along the result's H, W
+};
+
+/// Most GDMA moves a lane move may take, and fewest channels each moves
+/// on average: each costs an instruction's issue.
+constexpr int64_t kMaxLaneRuns = 32, kMinLaneRun = 4;
+
+/// A copy from the 4-D layout `in` to `out` (as many elements, result
+/// element f being source element srcFlat(f)) in which elements change
+/// channels (lanes) in runs: runs of consecutive result channels of one
+/// image read consecutive source channels, each at the same affine offsets
+/// (base + h sH + w sW, in elements of the source's [N][H][W] block per
+/// channel) of its own channel, so each run is one GDMA move from local
+/// memory to local memory. Nothing when the offsets are not affine, or it
+/// takes more than kMaxLaneRuns runs or runs shorter than kMinLaneRun
+/// channels on average.
+std::optional<SmallVector<LaneRun>>
+laneMoves(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+          llvm::function_ref<int64_t(int64_t)> srcFlat) {
+  if (in.size() != 4 || out.size() != 4 ||
+      numElements(in) != numElements(out) ||
+      numElements(out) > kMaxLaneCopyElements)
+    return std::nullopt;
+  const int64_t N = out[0], C = out[1], H = out[2], W = out[3];
+  const int64_t iHW = in[2] * in[3];
+  auto src = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+    int64_t f = srcFlat(((n * C + c) * H + h) * W + w);
+    int64_t ci = f / iHW % in[1], ni = f / (iHW * in[1]), r = f % iHW;
+    return std::make_pair(ci, ni * iHW + r);
+  };
+  SmallVector<LaneRun> runs;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      auto [ci, base] = src(n, c, 0, 0);
+      int64_t sH = H > 1 ? src(n, c, 1, 0).second - base : 0;
+      int64_t sW = W > 1 ? src(n, c, 0, 1).second - base : 0;
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t w = 0; w < W; ++w) {
+          auto [cj, off] = src(n, c, h, w);
+          if (cj != ci || off != base + h * sH + w * sW)
+            return std::nullopt;
+        }
+      if (!runs.empty()) {
+        LaneRun &r = runs.back();
+        if (r.n == n && r.c + r.count == c && r.srcC + r.count == ci &&
+            r.srcBase == base && r.sH == sH && r.sW == sW) {
+          ++r.count;
+          continue;
+        }
+      }
+      if (int64_t(runs.size()) == kMaxLaneRuns)
+        return std::nullopt;
+      runs.push_back({n, c, 1, ci, base, sH, sW});
+    }
+  if (N * C < kMinLaneRun * int64_t(runs.size()))
+    return std::nullopt;
+  return runs;
+}
+
+/// Moves run `r` takes on `lanes` lanes from result channels starting in
+/// lane `outStart` (the source's from lane 0): it splits where either
+/// side's channels wrap to the next slot.
+int64_t laneRunPieces(const LaneRun &r, int64_t outStart, int64_t lanes) {
+  int64_t pieces = 0;
+  for (int64_t k = 0; k < r.count; ++pieces) {
+    const int64_t dc = outStart + r.c + k, sc = r.srcC + k;
+    k += std::min({r.count - k, lanes - dc % lanes, lanes - sc % lanes});
+  }
+  return pieces;
+}
+
+/// Emits the lane move `runs` (see laneMoves) of t's operand 0 into its
+/// result, one GDMA move from local memory to local memory per run (split
+/// where either side's channels wrap to the next slot of the lanes).
+LogicalResult emitLaneMoves(CodegenContext &ctx, LocalOperands &t,
+                            ArrayRef<LaneRun> runs) {
+  const Operand &in = t.operands[0].lmem, &out = t.result.lmem;
+  if (in.dtype != out.dtype || t.rows || !t.operands[0].buf || !t.result.buf)
+    return failure();
+  const int64_t L = ctx.lanes(), es = dtypeSize(in.dtype);
+  for (const LaneRun &r : runs)
+    for (int64_t k = 0; k < r.count;) {
+      // Channel c of an operand sits in lane (start + c) % L, slot
+      // (start + c) / L.
+      const int64_t dc = out.start_lane + r.c + k, sc = in.start_lane + r.srcC + k;
+      const int64_t count =
+          std::min({r.count - k, L - dc % L, L - sc % L});
+      Operand to = out, from = in;
+      to.shape[0] = from.shape[0] = 1;
+      to.shape[1] = from.shape[1] = uint32_t(count);
+      to.start_lane = uint16_t(dc % L);
+      to.addr = out.addr + uint64_t((r.n * out.stride[0] +
+                                     dc / L * out.stride[1]) * es);
+      // The source's offsets are in its [N][H][W] block per channel.
+      const int64_t iHW = int64_t(in.shape[2]) * in.shape[3];
+      const int64_t ni = r.srcBase / iHW, hw = r.srcBase % iHW;
+      from.start_lane = uint16_t(sc % L);
+      from.addr = in.addr +
+                  uint64_t((ni * in.stride[0] + sc / L * in.stride[1] +
+                            hw / in.shape[3] * in.stride[2] +
+                            hw % in.shape[3] * in.stride[3]) * es);
+      // Steps along the result's H and W within the source block, in the
+      // source's strides: dense blocks only ([N][H][W] back to back).
+      if (in.stride[3] != 1 || in.stride[2] != int32_t(in.shape[3]) ||
+          in.stride[0] != int32_t(iHW))
+        return failure();
+      from.stride[2] = int32_t(r.sH);
+      from.stride[3] = int32_t(r.sW);
+      ctx.moveLocal(*t.result.buf, to, *t.operands[0].buf, from);
+      k += count;
+    }
+  return success();
 }
 
 /// Element strides (base, sN, sC, sH, sW) of the dense source of a result
@@ -297,7 +420,26 @@ struct LaneMoveModel : public CodegenInterface::ExternalModel<Concrete, OpT> {
            (localCompute(op) ||
             static_cast<const Concrete *>(this)->localLoad(op));
   }
-  bool localCompute(Operation *op) const { return localCopy(op).has_value(); }
+  /// The lane move when elements change lanes (see laneMoves).
+  std::optional<SmallVector<LaneRun>> localMoves(Operation *op) const {
+    auto self = static_cast<const Concrete *>(this);
+    auto fn = self->srcFlat(op);
+    return laneMoves(localShape(op, 0), self->localResultShape(op), fn);
+  }
+  bool localCompute(Operation *op) const {
+    return localCopy(op).has_value() || localMoves(op).has_value();
+  }
+  unsigned localGdmaMoves(Operation *op, unsigned lanes) const {
+    if (localCopy(op))
+      return 0;
+    auto runs = localMoves(op);
+    if (!runs)
+      return 0;
+    unsigned moves = 0;
+    for (const LaneRun &r : *runs)
+      moves += unsigned(laneRunPieces(r, 0, lanes));
+    return moves;
+  }
   /// A lane copy that keeps every element in place: a copy reading a
   /// dense run of each lane's bytes in order into a layout of as many
   /// channels. When the channels take more than one slot of each lane, the
@@ -325,12 +467,13 @@ struct LaneMoveModel : public CodegenInterface::ExternalModel<Concrete, OpT> {
                       int64_t &) const {
     return false;
   }
-  LogicalResult codegenLocal(Operation *op, CodegenContext &,
+  LogicalResult codegenLocal(Operation *op, CodegenContext &ctx,
                              LocalOperands &t) const {
-    auto st = localCopy(op);
-    if (!st)
-      return failure();
-    return emitLaneCopy(t, *st);
+    if (auto st = localCopy(op))
+      return emitLaneCopy(t, *st);
+    if (auto runs = localMoves(op))
+      return emitLaneMoves(ctx, t, *runs);
+    return failure();
   }
 };
 
@@ -346,14 +489,22 @@ struct ReshapeModel : public LaneMoveModel<ReshapeModel, tpu::ReshapeOp> {
     auto want = wantedLayout(op->getResult(0));
     if (sameLaneBytes(in, want))
       return want;
-    if (!loadsInput(op))
-      return in;
-    if (want.size() == 4)
-      return want;
-    ArrayRef<int64_t> s = getShape(op->getResult(0));
-    if (s.size() == 4)
-      return SmallVector<int64_t, 4>(s.begin(), s.end());
-    return matrixView(s);
+    if (loadsInput(op)) {
+      if (want.size() == 4)
+        return want;
+      ArrayRef<int64_t> s = getShape(op->getResult(0));
+      if (s.size() == 4)
+        return SmallVector<int64_t, 4>(s.begin(), s.end());
+      return matrixView(s);
+    }
+    // Rows moving to other lanes (a batch of matrices on the same lanes
+    // read as one matrix on all of them) move by GDMA in the group, for
+    // users with a layout of their own (elementwise ones follow the input's).
+    auto own = wantedLayout(op->getResult(0), /*followElementwise=*/false);
+    if (own.size() == 4 && own == want &&
+        laneMoves(in, own, [](int64_t f) { return f; }))
+      return own;
+    return in;
   }
   static bool loadsInput(Operation *op) {
     return isa_and_nonnull<top::InputOp>(op->getOperand(0).getDefiningOp());
@@ -445,7 +596,7 @@ struct PickModel : public LaneMoveModel<Concrete, OpT> {
   /// so is a slice of a tensor the group does not compute (only the
   /// elements it picks).
   bool localLoad(Operation *op) const {
-    return (Concrete::kLoadsPick || !localCompute(op)) &&
+    return (Concrete::kLoadsPick || !this->localCopy(op)) &&
            affineSource(localResultShape(op), flat(op)).has_value();
   }
   LogicalResult codegenLocalLoad(Operation *op, CodegenContext &ctx, LBuf &buf,

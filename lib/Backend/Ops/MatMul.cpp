@@ -189,6 +189,27 @@ struct MatMulModel
         return unsigned(parts);
     return 1;
   }
+  /// A large F32 weight of few columns used by this op only loads in up
+  /// to 8 parts of its rows (whole slots of the lanes, at least 16 KB
+  /// each), so the matmul of the first rows overlaps the others' loads
+  /// and the parts' products accumulate.
+  unsigned localRowParts(Operation *operation, unsigned index,
+                         unsigned lanes) const {
+    auto op = cast<tpu::MatMulOp>(operation);
+    auto b = getShape(op.getRight());
+    if (index != 1 || b.size() != 2 || !op.getRight().hasOneUse() ||
+        !op.getRight().getDefiningOp<top::WeightOp>() || isRowTimesWeight(op) ||
+        chipDType(op.getOutput().getType()) != DType::F32 ||
+        chipDType(op.getRight().getType()) != DType::F32 || op.getDoRelu() ||
+        localColumnParts(operation, index) > 1)
+      return 1;
+    const int64_t minRows = std::max<int64_t>(lanes, 16 * 1024 / 4 / b[1]);
+    for (int64_t parts = std::min<int64_t>(8, b[0] / minRows); parts > 1;
+         --parts)
+      if (b[0] % (parts * lanes) == 0 && b[0] / parts >= minRows)
+        return unsigned(parts);
+    return 1;
+  }
   LogicalResult codegenLocal(Operation *operation, CodegenContext &ctx,
                              LocalOperands &t) const {
     auto op = cast<tpu::MatMulOp>(operation);
@@ -197,7 +218,35 @@ struct MatMulModel
     const LocalTensor &outT = quant ? t.temps[0] : t.result;
     const Operand &out = outT.lmem;
     const LocalTensor &right = t.operands[1];
-    if (right.partLoads.size() > 1) {
+    if (right.partLoads.size() > 1 &&
+        localRowParts(operation, 1, ctx.lanes()) == right.partLoads.size()) {
+      // One matmul per part of the weight's rows, each waiting only for
+      // its own part's load and adding into the sums of those before.
+      const Operand &r = right.lmem, &l = t.operands[0].lmem;
+      const int64_t parts = int64_t(right.partLoads.size()),
+                    nr = r.shape[1] / parts;
+      const uint64_t partBytes =
+          ctx.lmemBytes({r.shape[0], nr, r.shape[2], r.shape[3]}, r.dtype);
+      LBuf part = *right.buf;
+      for (int64_t p = 0; p < parts; ++p) {
+        part.gdma = right.partLoads[size_t(p)];
+        Operand left = l;
+        left.addr += uint64_t(p * nr) * dtypeSize(l.dtype);
+        left.shape[3] = uint32_t(nr);
+        SmallVector<LBuf *, 4> bufs{t.operands[0].buf, &part, outT.buf};
+        if (t.operands[2].buf)
+          bufs.push_back(t.operands[2].buf);
+        ctx.tiu(makeMatMul(out, left,
+                           lmemTensor(r.addr + uint64_t(p) * partBytes,
+                                      r.shape[0], uint32_t(nr), r.shape[2],
+                                      r.shape[3], r.dtype),
+                           p == 0 ? bias : Operand(),
+                           /*accumulate=*/p > 0,
+                           op.getDoRelu() && p == parts - 1),
+                bufs);
+      }
+      right.buf->tiu = std::max(right.buf->tiu, part.tiu);
+    } else if (right.partLoads.size() > 1) {
       // One matmul per part of the weight's columns, each waiting only for
       // its own part's load; every column sums all of K, as one would.
       auto columns = [](Operand o, int64_t c0, int64_t w) {
