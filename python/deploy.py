@@ -180,15 +180,30 @@ def gathered_weight_bytes(module) -> tuple[int, int]:
     return sum(t for t, _ in only), sum(min(t, r) for t, r in only)
 
 
+def data_movement_weight_bytes(module) -> int:
+    """Bytes of the constants the backend made to move data on the matmul
+    unit (identity and 0/1 matrices, `tpu.data_movement`): the schedule's,
+    not the model's."""
+    total = 0
+    for op in _walk(module.operation):
+        if op.name == "top.Weight" and "tpu.data_movement" in op.attributes:
+            shape, esize = _tensor_bytes(op.results[0])
+            total += int(np.prod(shape)) * esize
+    return total
+
+
 def _roofline(module, model: rt.Model, mode: str = "F32") -> Roofline:
-    """The bound at the mode's peak (the chip's MACs per lane for its dtype)."""
+    """The bound at the mode's peak (the chip's MACs per lane for its dtype),
+    of the model's work: MACs and weights the backend adds to move data
+    (tpu.macs leaves out their MACs) are not counted."""
     t = model.target
     macs = _int_attr(module, "tpu.macs")
     plan = model.bmodel.plan
     io = sum(int(np.prod(s.shape)) * np.dtype(s.numpy_dtype).itemsize
              for s in model.inputs + model.outputs)
     tables, rows = gathered_weight_bytes(module)
-    ddr = int(plan.weight_size) - tables + rows + io
+    ddr = (int(plan.weight_size) - tables + rows + io
+           - data_movement_weight_bytes(module))
     peak = t.lanes * getattr(t, "eu_" + mode.lower(), t.eu_f32)
     latency = 2 * (t.ddr_latency_cycles + t.gdma_issue_cycles)
     return Roofline(macs, ddr, macs / peak, ddr / t.ddr_bytes_per_cycle, latency)

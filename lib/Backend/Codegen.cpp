@@ -229,7 +229,7 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       if (failed(emitLayerGroup(ctx, g)) || failed(ctx.endOp()))
         return failure();
       for (Operation *op : group) {
-        if (!op->hasAttr(kRecomputedAttr))
+        if (countsModelMacs(op))
           ctx.macs += cast<CodegenInterface>(op).getMacs();
         if (isStoredInGroup(op, group))
           name(op);
@@ -251,7 +251,7 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       ctx.beginOp(&op);
       if (failed(cg.codegen(ctx)) || failed(ctx.endOp()))
         return failure();
-      if (!op.hasAttr(kRecomputedAttr))
+      if (countsModelMacs(&op))
         ctx.macs += cg.getMacs();
       name(&op);
       return success();

@@ -18,6 +18,21 @@ namespace backend {
 
 static constexpr uint64_t kLmemAlign = 64;
 
+Value markDataMovement(Value weight) {
+  weight.getDefiningOp()->setAttr(kDataMovementAttr,
+                                  UnitAttr::get(weight.getContext()));
+  return weight;
+}
+
+bool countsModelMacs(Operation *op) {
+  if (op->hasAttr(kRecomputedAttr))
+    return false;
+  return llvm::none_of(op->getOperands(), [](Value v) {
+    auto w = v.getDefiningOp<top::WeightOp>();
+    return w && w->hasAttr(kDataMovementAttr);
+  });
+}
+
 std::optional<uint64_t> ddrAddr(Value v) {
   // A layer group's result is the member value it yields.
   v = tpu::lookThroughGroup(v);

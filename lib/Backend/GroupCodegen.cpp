@@ -643,13 +643,40 @@ static void emitRefold(CodegenContext &ctx, LBuf &toBuf, const Operand &to,
   }
 }
 
+static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
+                                        const Target &target, int64_t chunk,
+                                        int64_t slices, int64_t nSlices);
+
 /// Plans `ops`; rows-view groups hold `chunk` rows per lane of each tensor
 /// (0: all of them); NCHW groups run as `nSlices` slices of the batch, each
-/// as `slices` slices of rows.
+/// as `slices` slices of rows. A lane move (GDMA moves between lanes) takes
+/// an operand and a result of one slot of the lanes each: a move's part of
+/// a tensor of several slots would not be where the bmodel verifier can
+/// tell it from a misplaced read.
 static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
                                       const Target &target, int64_t chunk,
                                       int64_t slices = 1,
                                       int64_t nSlices = 1) {
+  auto plan = planBuffers(ops, target, chunk, slices, nSlices);
+  if (failed(plan))
+    return failure();
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (plan->views[k] ||
+        !cast<CodegenInterface>(ops[k]).localGdmaMoves(target.lanes))
+      continue;
+    auto oneSlot = [&](int b) {
+      return b < 0 || plan->buffers[b].shape[1] <= int64_t(target.lanes);
+    };
+    if (!oneSlot(plan->results[k]) ||
+        (!plan->operands[k].empty() && !oneSlot(plan->operands[k][0])))
+      return failure();
+  }
+  return plan;
+}
+
+static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
+                                        const Target &target, int64_t chunk,
+                                        int64_t slices, int64_t nSlices) {
   GroupPlan plan;
   const int n = int(ops.size());
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());

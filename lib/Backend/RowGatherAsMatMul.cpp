@@ -285,9 +285,9 @@ struct RowGatherAsMatMulPass
     std::vector<float> data(size_t(Rout * R), 0.0f);
     for (int64_t r = 0; r < Rout; ++r)
       data[size_t(r * R + (*rows)[size_t(r)])] = 1.0f;
-    Value p = top::WeightOp::createWithData(
+    Value p = markDataMovement(top::WeightOp::createWithData(
         b, sink, name + "_gather_rows",
-        RankedTensorType::get(pShape, type.getElementType()), std::move(data));
+        RankedTensorType::get(pShape, type.getElementType()), std::move(data)));
     Value none = b.create<top::NoneOp>(sink->getLoc(), b.getNoneType());
     SmallVector<int64_t> mmShape(pShape.begin(), pShape.end() - 1);
     mmShape.push_back(C);

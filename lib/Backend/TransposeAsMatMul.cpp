@@ -75,9 +75,9 @@ Value rowsOfIdentity(OpBuilder &b, Operation *anchor, const std::string &name,
   std::vector<float> data(size_t(R * W), 0.0f);
   for (int64_t i = 0; i < W; ++i)
     data[size_t((at + i) * W + i)] = 1.0f;
-  return top::WeightOp::createWithData(
+  return markDataMovement(top::WeightOp::createWithData(
       b, anchor, name, RankedTensorType::get(shape, type.getElementType()),
-      std::move(data));
+      std::move(data)));
 }
 
 /// The only user of `op`'s result when it is a Concat along the rows of

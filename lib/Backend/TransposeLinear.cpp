@@ -150,9 +150,9 @@ struct TransposeLinearPass
       d[size_t(i * l.M + i)] = 1.0f;
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(front);
-    Value v = top::WeightOp::createWithData(
+    Value v = markDataMovement(top::WeightOp::createWithData(
         b, front, tpuc::getOpName(l.op) + "_identity", f32Type(lead, l.M, l.M),
-        std::move(d));
+        std::move(d)));
     identities[l.M] = v;
     return v;
   }

@@ -10,7 +10,7 @@
 // On tpu_edge loading the matrix costs more than the round trip it saves.
 // CHECK-LABEL: func.func @windows
 // CHECK: %[[X:.*]] = "tpu.Reshape"(%{{.*}}) : (tensor<1x8x8x32xf32>) -> tensor<64x32xf32> loc("p_gather_rows_in")
-// CHECK: %[[P:.*]] = "top.Weight"() : () -> tensor<4x16x64xf32> loc("p_gather_rows")
+// CHECK: %[[P:.*]] = "top.Weight"() {tpu.data_movement} : () -> tensor<4x16x64xf32> loc("p_gather_rows")
 // CHECK: "tpu.MatMul"(%[[P]], %[[X]], %{{.*}}) <{do_relu = false, right_transpose = false}> : (tensor<4x16x64xf32>, tensor<64x32xf32>, none) -> tensor<4x16x32xf32> loc("p")
 // CHECK-NOT: tpu.Permute
 // EDGE-LABEL: func.func @windows
@@ -42,7 +42,7 @@ func.func @windows(%arg0: tensor<1x8x8x32xf32>) -> tensor<4x16x32xf32> {
 // picks whole rows of the tokens: the rows [64, 32] times a 0/1 [64, 64],
 // reshaped back to the image.
 // CHECK-LABEL: func.func @roll
-// CHECK: %[[P:.*]] = "top.Weight"() : () -> tensor<64x64xf32> loc("c_gather_rows")
+// CHECK: %[[P:.*]] = "top.Weight"() {tpu.data_movement} : () -> tensor<64x64xf32> loc("c_gather_rows")
 // CHECK: %[[M:.*]] = "tpu.MatMul"(%[[P]], %{{.*}}, %{{.*}}) {{.*}} -> tensor<64x32xf32> loc("c_gather_rows_out")
 // CHECK: "tpu.Reshape"(%[[M]]) : (tensor<64x32xf32>) -> tensor<1x8x8x32xf32> loc("c")
 // CHECK-NOT: tpu.Slice

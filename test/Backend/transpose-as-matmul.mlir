@@ -8,7 +8,7 @@
 // transpose is the identity [16, 16] times the features transposed, and
 // the stem, the transpose and the layer norm after it are one group.
 // CHECK-LABEL: func.func @tokens
-// CHECK: %[[I:.*]] = "top.Weight"() : () -> tensor<1x16x16xf32>
+// CHECK: %[[I:.*]] = "top.Weight"() {tpu.data_movement} : () -> tensor<1x16x16xf32>
 // CHECK: "tpu.MatMul"(%[[I]], %{{.*}}, %{{.*}}) <{do_relu = false, right_transpose = true}> : (tensor<1x16x16xf32>, tensor<1x32x16xf32>, none) -> tensor<1x16x32xf32>
 // CHECK-NOT: tpu.Permute
 // GROUP-LABEL: func.func @tokens
@@ -59,7 +59,7 @@ func.func @patches(%arg0: tensor<1x3x32x32xf32>) -> tensor<1x16x32xf32> {
 // holds the identity in rows 1-16 (row 0 is zeros) and the Add puts the
 // token in row 0 (zeros elsewhere); the Concat is gone.
 // CHECK-LABEL: func.func @class_token
-// CHECK-DAG: %[[L:.*]] = "top.Weight"() : () -> tensor<1x17x16xf32> loc("cat_identity_rows")
+// CHECK-DAG: %[[L:.*]] = "top.Weight"() {tpu.data_movement} : () -> tensor<1x17x16xf32> loc("cat_identity_rows")
 // CHECK-DAG: %[[K:.*]] = "top.Weight"() : () -> tensor<1x17x32xf32> loc("cat_constants")
 // CHECK: %[[M:.*]] = "tpu.MatMul"(%[[L]], %{{.*}}, %{{.*}}) <{do_relu = false, right_transpose = true}> : (tensor<1x17x16xf32>, tensor<1x32x16xf32>, none) -> tensor<1x17x32xf32> loc("cat_rows")
 // CHECK: "tpu.Add"(%[[M]], %[[K]]) {{.*}} loc("cat")
@@ -100,7 +100,7 @@ func.func @kept(%arg0: tensor<1x8x128xf32>, %arg1: tensor<2x8x16xf32>) -> (tenso
 // bytes than the round trip it saves: kept.
 // CHECK-LABEL: func.func @nhwc
 // CHECK: %[[X:.*]] = "tpu.Reshape"(%{{.*}}) : (tensor<1x32x8x8xf32>) -> tensor<32x64xf32> loc("t_matrix")
-// CHECK: %[[I:.*]] = "top.Weight"() : () -> tensor<64x64xf32> loc("t_identity")
+// CHECK: %[[I:.*]] = "top.Weight"() {tpu.data_movement} : () -> tensor<64x64xf32> loc("t_identity")
 // CHECK: %[[M:.*]] = "tpu.MatMul"(%[[I]], %[[X]], %{{.*}}) <{do_relu = false, right_transpose = true}> : (tensor<64x64xf32>, tensor<32x64xf32>, none) -> tensor<64x32xf32> loc("t_transposed")
 // CHECK: "tpu.Reshape"(%[[M]]) : (tensor<64x32xf32>) -> tensor<1x8x8x32xf32> loc("t")
 // CHECK: "tpu.Permute"(%{{.*}}) <{order = [0, 2, 3, 1]}> : (tensor<1x16x8x8xf32>) -> tensor<1x8x8x16xf32> loc("u")

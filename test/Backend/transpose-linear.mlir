@@ -10,7 +10,7 @@
 // back with the second bias, under the MLP's name. One group.
 // CHECK-LABEL: func.func @mlp
 // CHECK-DAG: %[[W2:.*]] = "top.Weight"() : () -> tensor<1x32x128xf32> loc("w2_transposed")
-// CHECK-DAG: %[[I:.*]] = "top.Weight"() : () -> tensor<1x8x8xf32> loc("y_identity")
+// CHECK-DAG: %[[I:.*]] = "top.Weight"() {tpu.data_movement} : () -> tensor<1x8x8xf32> loc("y_identity")
 // CHECK-DAG: %[[B1:.*]] = "top.Weight"() : () -> tensor<1x128x1xf32> loc("b1_column")
 // CHECK-DAG: %[[W1:.*]] = "top.Weight"() : () -> tensor<1x128x32xf32> loc("w1_transposed")
 // CHECK-DAG: %[[B2:.*]] = "top.Weight"() : () -> tensor<32xf32> loc("b2")

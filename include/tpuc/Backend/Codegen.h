@@ -61,6 +61,16 @@ constexpr llvm::StringLiteral kBlockStrideAttr = "ddr.block_stride";
 /// Marks an op tpu-recompute-scaled-map copied: its MACs are not the
 /// model's (the roofline counts each computation once).
 constexpr llvm::StringLiteral kRecomputedAttr = "tpu.recomputed";
+/// Marks a constant a backend pass made to move data with a matmul (an
+/// identity or 0/1 matrix: a transpose or a gather of rows computed on the
+/// matmul unit): neither it nor the matmuls reading it are the model's work,
+/// so the roofline counts neither their bytes nor their MACs.
+constexpr llvm::StringLiteral kDataMovementAttr = "tpu.data_movement";
+/// `weight` (a new top.Weight) marked with kDataMovementAttr.
+mlir::Value markDataMovement(mlir::Value weight);
+/// Whether `op`'s MACs are the model's: not a recomputed copy, and not a
+/// matmul by a data-movement constant.
+bool countsModelMacs(mlir::Operation *op);
 /// The [block, stride] of `v`'s DDR placement, if it is not dense.
 std::optional<std::pair<int64_t, int64_t>> ddrBlockStride(mlir::Value v);
 /// `o` (a DDR view of rows of the 4-D `shape`, dense strides) with the

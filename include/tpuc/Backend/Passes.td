@@ -222,7 +222,9 @@ def Codegen : Pass<"tpu-codegen", "::mlir::ModuleOp"> {
     becomes a named tensor the runtime can dump; results kept in a group's
     local memory are not. Needs the addresses
     from tpu-assign-address. The module gets `tpu.macs` (multiply-accumulates
-    of the network) and the instruction counts.
+    of the network: not those of recomputed copies or of matmuls by the
+    constants a pass made to move data, `tpu.data_movement`) and the
+    instruction counts.
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"tpu_edge\"",

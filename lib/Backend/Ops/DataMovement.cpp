@@ -247,6 +247,8 @@ LogicalResult emitLaneMoves(CodegenContext &ctx, LocalOperands &t,
       if (in.stride[3] != 1 || in.stride[2] != int32_t(in.shape[3]) ||
           in.stride[0] != int32_t(iHW))
         return failure();
+      from.shape[2] = to.shape[2];
+      from.shape[3] = to.shape[3];
       from.stride[2] = int32_t(r.sH);
       from.stride[3] = int32_t(r.sW);
       ctx.moveLocal(*t.result.buf, to, *t.operands[0].buf, from);

@@ -92,3 +92,17 @@ def test_cli_int8_reports_weights_against_f32(cnn, capsys):
     line = next(x for x in out.splitlines() if x.startswith("weights:"))
     ratio = float(line.split(",")[1].split("x")[0])
     assert 0.2 < ratio < 0.35, line
+
+
+def test_roofline_counts_the_models_work_only(tmp_path):
+    # On tpu_pro the MLP's few-token linear layers compute transposed, an
+    # identity matmul bringing the tokens back: the identity's MACs and
+    # bytes are the schedule's, so the bound keeps the three layers' MACs.
+    onnx_path = zoo.export("mlp", tmp_path)
+    transform("mlp", onnx_path, tmp_path / "mlp.mlir")
+    r = deploy(tmp_path / "mlp.mlir", chip="tpu_pro", model_path=tmp_path / "mlp.bmodel")
+    assert "tpu.data_movement" in r.final_mlir.read_text()
+    assert r.roofline.macs == 4 * (32 * 64 + 64 * 64 + 64 * 16)
+    weights = 4 * (32 * 64 + 64 + 64 * 64 + 64 + 64 * 16 + 16)
+    io = 4 * (4 * 32 + 4 * 16)
+    assert weights + io <= r.roofline.ddr_bytes < weights + io + 1024
