@@ -12,7 +12,9 @@ Exports the zoo model, times model_transform and the compile part of deploy
 times the bmodel on the cmodel (functional simulation plus timing model)
 and onnxruntime on the same input in this one process. Simulated cycles are
 reported against the chip's roofline bound
-max(MACs / peak MACs per cycle, weight + input + output bytes / DDR bytes per cycle),
+max(MACs / peak MACs per cycle, weight + input + output bytes / DDR bytes per cycle)
+of the model's work (not the identity and 0/1 matrices the backend adds to
+move data on the matmul unit, nor the MACs of the matmuls by them),
 and against a latency bound for small models: the roofline plus the DDR
 latency and GDMA issue of the first load and of the last store, which no
 schedule can overlap with compute.
