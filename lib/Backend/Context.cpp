@@ -427,18 +427,22 @@ uint32_t CodegenContext::deferredTiuWait() const {
   return w;
 }
 
+Operand lmemChannels(Operand o, uint32_t c0, uint32_t n, uint32_t lanes) {
+  const uint32_t c = c0 + o.start_lane;
+  o.addr += uint64_t(c / lanes) * uint64_t(o.stride[1]) * dtypeSize(o.dtype);
+  o.start_lane = uint16_t(c % lanes);
+  o.shape[1] = n;
+  return o;
+}
+
 /// Indices [c0, c1) of dim `d` (channels or rows) of a load's LMEM
 /// destination or DDR source.
 static Operand dimRange(Operand o, int d, uint32_t c0, uint32_t c1,
                         uint32_t lanes) {
+  if (o.space == Space::LMEM && d == 1)
+    return lmemChannels(o, c0, c1 - c0, lanes);
   const int64_t es = int64_t(dtypeSize(o.dtype));
-  if (o.space == Space::LMEM && d == 1) {
-    const uint32_t c = c0 + o.start_lane;
-    o.addr += uint64_t(c / lanes) * uint64_t(o.stride[1]) * uint64_t(es);
-    o.start_lane = uint16_t(c % lanes);
-  } else {
-    o.addr = uint64_t(int64_t(o.addr) + int64_t(c0) * o.stride[d] * es);
-  }
+  o.addr = uint64_t(int64_t(o.addr) + int64_t(c0) * o.stride[d] * es);
   o.shape[d] = c1 - c0;
   return o;
 }

@@ -629,11 +629,7 @@ static void emitRefold(CodegenContext &ctx, LBuf &toBuf, const Operand &to,
   const uint32_t lanes = uint32_t(ctx.lanes()), rows = u.shape[1];
   const uint64_t es = dtypeSize(u.dtype);
   for (uint32_t img = 0; img < u.shape[0]; ++img) {
-    Operand fp = f, up = u;
-    const uint32_t c = f.start_lane + img * rows;
-    fp.start_lane = uint16_t(c % lanes);
-    fp.addr += uint64_t(c / lanes) * uint64_t(f.stride[1]) * es;
-    fp.shape[1] = rows;
+    Operand fp = lmemChannels(f, img * rows, rows, lanes), up = u;
     up.shape[0] = 1;
     up.addr += uint64_t(img) * uint64_t(u.stride[0]) * es;
     if (fromFolded)

@@ -68,6 +68,11 @@ constexpr llvm::StringLiteral kRecomputedAttr = "tpu.recomputed";
 constexpr llvm::StringLiteral kDataMovementAttr = "tpu.data_movement";
 /// `weight` (a new top.Weight) marked with kDataMovementAttr.
 mlir::Value markDataMovement(mlir::Value weight);
+/// Channels [c0, c0 + n) of the local-memory operand `o` on `lanes` lanes:
+/// its channel c sits in lane (start_lane + c) % lanes, in slot
+/// (start_lane + c) / lanes of the channel stride.
+chip::Operand lmemChannels(chip::Operand o, uint32_t c0, uint32_t n,
+                           uint32_t lanes);
 /// Whether `op`'s MACs are the model's: not a recomputed copy, and not a
 /// matmul by a data-movement constant.
 bool countsModelMacs(mlir::Operation *op);

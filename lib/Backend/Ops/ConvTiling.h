@@ -142,11 +142,8 @@ inline void loadFilterAndBias(CodegenContext &ctx, const MacTypes &types,
       const int64_t j = a / block, lb = std::min(block, OC - j * block),
                     e = std::min(t.o0 + t.oc, j * block + lb);
       // Channels [a, e) of the tile: their lane slots of the local tile.
-      chip::Operand to = whole;
-      const int64_t c = a - t.o0;
-      to.addr += uint64_t((c + to.start_lane) / L * to.stride[1]) * es;
-      to.start_lane = uint16_t((c + to.start_lane) % L);
-      to.shape[1] = uint32_t(e - a);
+      const chip::Operand to = lmemChannels(whole, uint32_t(a - t.o0),
+                                            uint32_t(e - a), uint32_t(L));
       ctx.load(w, to,
                ddrOperand(filterAddr + filterBlobIndex(a, s.wi0, 0, OC, ICg,
                                                        K, block) * es,

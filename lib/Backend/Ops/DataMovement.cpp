@@ -96,6 +96,18 @@ SmallVector<int64_t, 4> wantedLayout(Value v, bool followElementwise = true) {
 /// Elements beyond which a group does not search a lane copy.
 constexpr int64_t kMaxLaneCopyElements = int64_t(1) << 20;
 
+/// (channel, offset within the channel's [N][H][W] block) of the element of
+/// the 4-D layout `in` that element (n, c, h, w) of the 4-D layout `out`
+/// reads, result element f (row-major) being source element srcFlat(f).
+static std::pair<int64_t, int64_t>
+sourceElement(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+              llvm::function_ref<int64_t(int64_t)> srcFlat, int64_t n,
+              int64_t c, int64_t h, int64_t w) {
+  const int64_t iHW = in[2] * in[3];
+  const int64_t f = srcFlat(((n * out[1] + c) * out[2] + h) * out[3] + w);
+  return {f / iHW % in[1], f / (iHW * in[1]) * iHW + f % iHW};
+}
+
 /// A copy within lanes from the 4-D layout `in` to `out` (of as many
 /// elements or fewer: a slice), where result element f (row-major) is
 /// source element srcFlat(f): every element keeps
@@ -111,12 +123,8 @@ laneCopy(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
       numElements(out) > kMaxLaneCopyElements)
     return std::nullopt;
   const int64_t N = out[0], C = out[1], H = out[2], W = out[3];
-  const int64_t iHW = in[2] * in[3];
-  // (channel, offset within the channel's block) of source element f.
   auto src = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
-    int64_t f = srcFlat(((n * C + c) * H + h) * W + w);
-    int64_t ci = f / iHW % in[1], ni = f / (iHW * in[1]), r = f % iHW;
-    return std::make_pair(ci, ni * iHW + r);
+    return sourceElement(in, out, srcFlat, n, c, h, w);
   };
   int64_t base = src(0, 0, 0, 0).second;
   std::array<int64_t, 4> st{base, 0, 0, 0};
@@ -165,11 +173,8 @@ laneMoves(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
       numElements(out) > kMaxLaneCopyElements)
     return std::nullopt;
   const int64_t N = out[0], C = out[1], H = out[2], W = out[3];
-  const int64_t iHW = in[2] * in[3];
   auto src = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
-    int64_t f = srcFlat(((n * C + c) * H + h) * W + w);
-    int64_t ci = f / iHW % in[1], ni = f / (iHW * in[1]), r = f % iHW;
-    return std::make_pair(ci, ni * iHW + r);
+    return sourceElement(in, out, srcFlat, n, c, h, w);
   };
   SmallVector<LaneRun> runs;
   for (int64_t n = 0; n < N; ++n)
@@ -228,20 +233,18 @@ LogicalResult emitLaneMoves(CodegenContext &ctx, LocalOperands &t,
       const int64_t dc = out.start_lane + r.c + k, sc = in.start_lane + r.srcC + k;
       const int64_t count =
           std::min({r.count - k, L - dc % L, L - sc % L});
-      Operand to = out, from = in;
+      Operand to = lmemChannels(out, uint32_t(r.c + k), uint32_t(count),
+                                uint32_t(L)),
+              from = lmemChannels(in, uint32_t(r.srcC + k), uint32_t(count),
+                                  uint32_t(L));
       to.shape[0] = from.shape[0] = 1;
-      to.shape[1] = from.shape[1] = uint32_t(count);
-      to.start_lane = uint16_t(dc % L);
-      to.addr = out.addr + uint64_t((r.n * out.stride[0] +
-                                     dc / L * out.stride[1]) * es);
+      to.addr += uint64_t(r.n * out.stride[0] * es);
       // The source's offsets are in its [N][H][W] block per channel.
       const int64_t iHW = int64_t(in.shape[2]) * in.shape[3];
       const int64_t ni = r.srcBase / iHW, hw = r.srcBase % iHW;
-      from.start_lane = uint16_t(sc % L);
-      from.addr = in.addr +
-                  uint64_t((ni * in.stride[0] + sc / L * in.stride[1] +
-                            hw / in.shape[3] * in.stride[2] +
-                            hw % in.shape[3] * in.stride[3]) * es);
+      from.addr += uint64_t((ni * in.stride[0] +
+                             hw / in.shape[3] * in.stride[2] +
+                             hw % in.shape[3] * in.stride[3]) * es);
       // Steps along the result's H and W within the source block, in the
       // source's strides: dense blocks only ([N][H][W] back to back).
       if (in.stride[3] != 1 || in.stride[2] != int32_t(in.shape[3]) ||
