@@ -24,6 +24,19 @@ Value markDataMovement(Value weight) {
   return weight;
 }
 
+Value identityRows(OpBuilder &b, Operation *anchor, const std::string &name,
+                   RankedTensorType type, int64_t W, int64_t at) {
+  SmallVector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  const int64_t R = shape[shape.size() - 2];
+  shape.back() = W;
+  std::vector<float> data(size_t(R * W), 0.0f);
+  for (int64_t i = 0; i < W; ++i)
+    data[size_t((at + i) * W + i)] = 1.0f;
+  return markDataMovement(top::WeightOp::createWithData(
+      b, anchor, name, RankedTensorType::get(shape, type.getElementType()),
+      std::move(data)));
+}
+
 bool countsModelMacs(Operation *op) {
   if (op->hasAttr(kRecomputedAttr))
     return false;

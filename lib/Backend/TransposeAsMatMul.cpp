@@ -65,21 +65,6 @@ std::optional<std::pair<int64_t, int64_t>> flatTranspose(tpu::PermuteOp op,
   return std::make_pair(shape[0], shape[1]);
 }
 
-/// The weight [1.., R, W] (R = `type`'s rows) whose rows [at, at + W) are
-/// the identity I_W and whose other rows are 0.
-Value rowsOfIdentity(OpBuilder &b, Operation *anchor, const std::string &name,
-                     RankedTensorType type, int64_t W, int64_t at) {
-  SmallVector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-  const int64_t R = shape[shape.size() - 2];
-  shape.back() = W;
-  std::vector<float> data(size_t(R * W), 0.0f);
-  for (int64_t i = 0; i < W; ++i)
-    data[size_t((at + i) * W + i)] = 1.0f;
-  return markDataMovement(top::WeightOp::createWithData(
-      b, anchor, name, RankedTensorType::get(shape, type.getElementType()),
-      std::move(data)));
-}
-
 /// The only user of `op`'s result when it is a Concat along the rows of
 /// that result and constants of its type (a class token put before the
 /// patch tokens), else null.
@@ -121,7 +106,7 @@ void rowsWithConstants(OpBuilder &b, tpu::PermuteOp op, tpu::ConcatOp concat,
     llvm::append_range(constants, **data);
   }
   b.setInsertionPoint(concat);
-  Value rows = rowsOfIdentity(b, concat, name + "_identity_rows", type, W, at);
+  Value rows = identityRows(b, concat, name + "_identity_rows", type, W, at);
   Value k = top::WeightOp::createWithData(b, concat, name + "_constants", type,
                                           std::move(constants));
   // Not the transpose's name: the result has the Concat's rows.
@@ -159,7 +144,7 @@ void transposeFlat(tpu::PermuteOp op, int64_t C, int64_t W) {
       NameLoc::get(b.getStringAttr(name + "_matrix")), matrix(C, W),
       op.getInput());
   Value identity =
-      rowsOfIdentity(b, op, name + "_identity", matrix(W, C), W, 0);
+      identityRows(b, op, name + "_identity", matrix(W, C), W, 0);
   Value mm = b.create<tpu::MatMulOp>(
       NameLoc::get(b.getStringAttr(name + "_transposed")), matrix(W, C),
       identity, x, none, Value(), /*do_relu=*/false,
@@ -199,7 +184,7 @@ struct TransposeAsMatMulPass
         continue;
       }
       auto outType = cast<RankedTensorType>(op.getOutput().getType());
-      Value identity = rowsOfIdentity(b, op, tpuc::getOpName(op) + "_identity",
+      Value identity = identityRows(b, op, tpuc::getOpName(op) + "_identity",
                                       outType, W, 0);
       auto mm = b.create<tpu::MatMulOp>(op.getLoc(), outType, identity,
                                         op.getInput(), none, Value(),

@@ -145,14 +145,10 @@ struct TransposeLinearPass
   Value identity(OpBuilder &b, const Linear &l, ArrayRef<int64_t> lead) {
     if (Value i = identities.lookup(l.M))
       return i;
-    std::vector<float> d(size_t(l.M * l.M), 0.0f);
-    for (int64_t i = 0; i < l.M; ++i)
-      d[size_t(i * l.M + i)] = 1.0f;
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(front);
-    Value v = markDataMovement(top::WeightOp::createWithData(
-        b, front, tpuc::getOpName(l.op) + "_identity", f32Type(lead, l.M, l.M),
-        std::move(d)));
+    Value v = identityRows(b, front, tpuc::getOpName(l.op) + "_identity",
+                           f32Type(lead, l.M, l.M), l.M);
     identities[l.M] = v;
     return v;
   }

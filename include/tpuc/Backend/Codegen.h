@@ -68,6 +68,12 @@ constexpr llvm::StringLiteral kRecomputedAttr = "tpu.recomputed";
 constexpr llvm::StringLiteral kDataMovementAttr = "tpu.data_movement";
 /// `weight` (a new top.Weight) marked with kDataMovementAttr.
 mlir::Value markDataMovement(mlir::Value weight);
+/// The data-movement weight [1.., R, W] (R = `type`'s rows, its leading
+/// dims) whose rows [at, at + W) are the identity I_W and whose other rows
+/// are 0, created before `anchor`.
+mlir::Value identityRows(mlir::OpBuilder &b, mlir::Operation *anchor,
+                         const std::string &name, mlir::RankedTensorType type,
+                         int64_t W, int64_t at = 0);
 /// Channels [c0, c0 + n) of the local-memory operand `o` on `lanes` lanes:
 /// its channel c sits in lane (start_lane + c) % lanes, in slot
 /// (start_lane + c) / lanes of the channel stride.
