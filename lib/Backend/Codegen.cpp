@@ -12,6 +12,7 @@
 #include "tpuc/Backend/LayerGroup.h"
 #include "tpuc/Backend/Passes.h"
 #include "tpuc/Backend/Target.h"
+#include "tpuc/Backend/WeightPrefetch.h"
 #include "tpuc/Chip/BModel.h"
 #include "tpuc/Chip/Float16.h"
 #include "tpuc/Support/OpHelpers.h"
@@ -218,57 +219,62 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       ctx.whenStored(
           [&net, index](uint32_t id) { net.tensors[index].after_id = id; });
     };
-    // Emits a layer group; only its stored results become tensors.
-    auto emitGroup = [&](tpu::GroupOp g) -> LogicalResult {
-      SmallVector<Operation *> group = g.getMembers();
-      for (Value v : g.getBody().front().getTerminator()->getOperands())
-        if (!ddrAddr(v))
-          return v.getDefiningOp()->emitOpError()
-                 << "has no DDR address; run tpu-assign-address first";
-      ctx.beginOp(group.front());
-      if (failed(emitLayerGroup(ctx, g)) || failed(ctx.endOp()))
-        return failure();
-      for (Operation *op : group) {
-        if (countsModelMacs(op))
-          ctx.macs += cast<CodegenInterface>(op).getMacs();
-        if (isStoredInGroup(op, group))
-          name(op);
-      }
-      return success();
-    };
-    auto emitOp = [&](Operation &op) -> LogicalResult {
-      auto cg = dyn_cast<CodegenInterface>(op);
-      if (!cg)
-        return op.emitOpError()
-               << "is not supported by the codegen yet (no CodegenInterface)";
-      if (!ddrAddr(op.getResult(0)))
-        return op.emitOpError()
-               << "has no DDR address; run tpu-assign-address first"
-               << (isa<tpu::GroupOp>(op.getParentOp())
-                       ? " with layer-group=false to emit the members of a "
-                         "tpu.Group on their own"
-                       : "");
-      ctx.beginOp(&op);
-      if (failed(cg.codegen(ctx)) || failed(ctx.endOp()))
-        return failure();
-      if (countsModelMacs(&op))
-        ctx.macs += cg.getMacs();
-      name(&op);
-      return success();
-    };
+    // The units emitted in order: layer groups, and single ops (every
+    // member of a group on its own without layer groups).
+    SmallVector<Operation *> units;
     for (Operation &op : body.without_terminator()) {
       if (!isa<tpu::TpuDialect>(op.getDialect()))
         continue;
       auto g = dyn_cast<tpu::GroupOp>(op);
       if (g && layerGroup) {
-        if (failed(emitGroup(g)))
-          return failure();
+        for (Value v : g.getBody().front().getTerminator()->getOperands())
+          if (!ddrAddr(v))
+            return v.getDefiningOp()->emitOpError()
+                   << "has no DDR address; run tpu-assign-address first";
+        units.push_back(g);
         continue;
       }
-      // Without layer groups every member runs on its own.
-      for (Operation *o : g ? g.getMembers() : SmallVector<Operation *>{&op})
-        if (failed(emitOp(*o)))
-          return failure();
+      for (Operation *o : g ? g.getMembers() : SmallVector<Operation *>{&op}) {
+        if (!isa<CodegenInterface>(o))
+          return o->emitOpError()
+                 << "is not supported by the codegen yet (no CodegenInterface)";
+        if (!ddrAddr(o->getResult(0)))
+          return o->emitOpError()
+                 << "has no DDR address; run tpu-assign-address first"
+                 << (isa<tpu::GroupOp>(o->getParentOp())
+                         ? " with layer-group=false to emit the members of a "
+                           "tpu.Group on their own"
+                         : "");
+        units.push_back(o);
+      }
+    }
+    auto emitUnit = [](CodegenContext &c, Operation *u) -> LogicalResult {
+      if (auto g = dyn_cast<tpu::GroupOp>(u)) {
+        c.beginOp(g.getMembers().front());
+        return failure(failed(emitLayerGroup(c, g)) || failed(c.endOp()));
+      }
+      c.beginOp(u);
+      return failure(failed(cast<CodegenInterface>(u).codegen(c)) ||
+                     failed(c.endOp()));
+    };
+    WeightPrefetcher prefetcher(
+        units, bm.target, ctx.ddrRegions(),
+        {bm.plan.weight_addr, bm.plan.weight_addr + bm.plan.weight_size},
+        emitUnit);
+    for (size_t i = 0; i < units.size(); ++i) {
+      Operation *u = units[i];
+      if (failed(weightPrefetch ? prefetcher.emit(ctx, i) : emitUnit(ctx, u)))
+        return failure();
+      // Only a group's stored results become tensors.
+      auto g = dyn_cast<tpu::GroupOp>(u);
+      SmallVector<Operation *> members =
+          g ? g.getMembers() : SmallVector<Operation *>{u};
+      for (Operation *op : members) {
+        if (countsModelMacs(op))
+          ctx.macs += cast<CodegenInterface>(op).getMacs();
+        if (!g || isStoredInGroup(op, members))
+          name(op);
+      }
     }
     ctx.finish();
     llvm::StringSet<> outNames;

@@ -1,5 +1,6 @@
 //===- Context.cpp - Codegen state, synchronisation and tiling ------------===//
 #include "tpuc/Backend/Codegen.h"
+#include "tpuc/Chip/CModel.h"
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Support/OpHelpers.h"
@@ -232,6 +233,84 @@ void CodegenContext::beginOp(Operation *op) {
   flushed_.clear();
   firstTiu_ = builder_.tiuStream().size();
   firstGdma_ = builder_.gdmaStream().size();
+  prefetchBudget_ = 0;
+  ownGdma_ = 0;
+  flushedIds_.clear();
+  countedGdma_ = firstGdma_;
+}
+
+void CodegenContext::beginPrefetch(uint64_t reserve,
+                                   std::vector<PrefetchLoad> loads) {
+  assert(reserve % kLmemAlign == 0 && reserve < target_.lmem_bytes_per_lane);
+  prefetchReserve_ = reserve;
+  prefetch_ = std::move(loads);
+  prefetchIssue_ = true;
+  prefetchUsed_ = 0;
+}
+
+void CodegenContext::stopPrefetchIssue() {
+  prefetchIssue_ = false;
+  llvm::erase_if(prefetch_, [](const PrefetchLoad &p) { return !p.gdma; });
+}
+
+void CodegenContext::endPrefetch() {
+  prefetchIssue_ = false;
+  aliases_.clear();
+  prefetch_.clear();
+  prefetchIds_.clear();
+  prefetchReserve_ = 0;
+}
+
+size_t CodegenContext::prefetchIssued() const {
+  return llvm::count_if(prefetch_, [](const PrefetchLoad &p) { return p.gdma; });
+}
+
+void CodegenContext::pumpPrefetch() {
+  auto next = llvm::find_if(prefetch_,
+                            [](const PrefetchLoad &p) { return !p.gdma; });
+  if (!prefetchIssue_ || next == prefetch_.end())
+    return;
+  // The idle GDMA time after each of the op's own requests so far (in its
+  // schedule on its own), less the prefetch loads already put in it.
+  const auto &gdma = builder_.gdmaStream();
+  for (; countedGdma_ < gdma.size(); ++countedGdma_)
+    if (!prefetchIds_.contains(gdma[countedGdma_].id) &&
+        !flushedIds_.contains(gdma[countedGdma_].id) &&
+        ownGdma_ < prefetchGaps_.size())
+      prefetchBudget_ += prefetchGaps_[ownGdma_++];
+  for (; next != prefetch_.end(); ++next) {
+    Instruction inst = makeDmaMove(next->to, next->from);
+    double held = double(instructionCycles(inst, target_) -
+                         gdmaOverlappedCycles(inst, target_));
+    if (held > prefetchBudget_)
+      return;
+    Extent e;
+    (void)operandExtent(next->to, target_, e);
+    // The previous op's held-back stores may still read the reserved LMEM.
+    if (overlapsDeferred(uint64_t(e.lo), uint64_t(e.hi)))
+      flushStores();
+    LBuf dst = part(uint64_t(e.lo), uint64_t(e.hi - e.lo));
+    next->gdma = builder_.gdma(inst, dst.tiu);
+    dst.gdma = next->gdma;
+    touch(dst);
+    prefetchIds_.insert(next->gdma);
+    prefetchBudget_ -= held;
+    countedGdma_ = gdma.size();
+  }
+}
+
+PrefetchLoad *CodegenContext::prefetched(const Operand &to,
+                                         const Operand &from) {
+  auto same = [](const Operand &a, const Operand &b, bool addr) {
+    return (!addr || a.addr == b.addr) && a.space == b.space &&
+           a.dtype == b.dtype && a.start_lane == b.start_lane &&
+           std::equal(a.shape, a.shape + 4, b.shape) &&
+           std::equal(a.stride, a.stride + 4, b.stride);
+  };
+  for (PrefetchLoad &p : prefetch_)
+    if (p.gdma && !p.used && same(p.from, from, true) && same(p.to, to, false))
+      return &p;
+  return nullptr;
 }
 
 void CodegenContext::freeAll() {
@@ -271,6 +350,7 @@ void CodegenContext::flushStores() {
   for (Deferred &d : deferred_) {
     flushed_.push_back({d.lo, d.hi});
     uint32_t id = builder_.gdma(d.inst, d.inst.wait_id);
+    flushedIds_.insert(id);
     for (uint64_t g = d.lo / kLmemAlign; g * kLmemAlign < d.hi; ++g)
       granGdma_[g] = std::max(granGdma_[g], id);
   }
@@ -462,6 +542,20 @@ static Operand dimRange(Operand o, int d, uint32_t c0, uint32_t c1,
 
 uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
                               const Operand &from) {
+  pumpPrefetch();
+  dropAliases(to, false);
+  // A weight tile prefetched into the reserved LMEM is read from there: the
+  // TIU instructions reading `to` read it at the prefetch's address.
+  if (PrefetchLoad *p = prefetched(to, from)) {
+    p->used = true;
+    ++prefetchUsed_;
+    Extent e;
+    (void)operandExtent(to, target_, e);
+    aliases_.push_back({uint64_t(e.lo), uint64_t(e.hi),
+                        int64_t(p->to.addr) - int64_t(to.addr), p->gdma, to,
+                        p->to});
+    return p->gdma;
+  }
   if (loadWaitsForDeferred(dst, from)) {
     // A load of which only some channels (or rows) were written by the
     // held-back stores (the previous op's last output tiles) loads the
@@ -535,6 +629,8 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
 
 uint32_t CodegenContext::moveLocal(LBuf &dst, const Operand &to, LBuf &src,
                                    const Operand &from) {
+  dropAliases(from, true);
+  dropAliases(to, false);
   if (overlapsDeferred(dst.addr, dst.addr + dst.bytes))
     flushStores();
   uint32_t id = builder_.gdma(makeDmaMove(to, from), std::max(dst.tiu, src.tiu));
@@ -547,6 +643,7 @@ uint32_t CodegenContext::moveLocal(LBuf &dst, const Operand &to, LBuf &src,
 uint32_t CodegenContext::gatherLocal(LBuf &dst, const Operand &to,
                                      const Operand &table,
                                      const Operand &index, int axis) {
+  dropAliases(to, false);
   if (overlapsDeferred(dst.addr, dst.addr + dst.bytes) ||
       llvm::any_of(deferred_, [&](const Deferred &d) {
         return ddrOverlap(table, d.inst.dst) || ddrOverlap(index, d.inst.dst);
@@ -561,6 +658,7 @@ uint32_t CodegenContext::gatherLocal(LBuf &dst, const Operand &to,
 
 uint32_t CodegenContext::fillLocal(LBuf &dst, const Operand &to,
                                    double value) {
+  dropAliases(to, false);
   if (overlapsDeferred(dst.addr, dst.addr + dst.bytes))
     flushStores();
   uint32_t id = builder_.gdma(makeDmaFill(to, value), dst.tiu);
@@ -571,6 +669,8 @@ uint32_t CodegenContext::fillLocal(LBuf &dst, const Operand &to,
 
 uint32_t CodegenContext::store(const Operand &to, LBuf &src,
                                const Operand &from) {
+  pumpPrefetch();
+  dropAliases(from, true);
   flushStores();
   uint32_t id = builder_.gdma(makeDmaMove(to, from), src.tiu);
   src.writtenBy = src.storeId && src.gdma == src.storeId ? src.writtenBy
@@ -598,8 +698,73 @@ static bool mayWrite(const Instruction &inst, uint64_t lo, uint64_t hi) {
   return d.addr < hi && lo < end;
 }
 
-uint32_t CodegenContext::tiu(const Instruction &inst, ArrayRef<LBuf *> bufs) {
+void CodegenContext::dropAliases(const Operand &o, bool materialize) {
+  if (aliases_.empty() || o.space != Space::LMEM)
+    return;
+  Extent e;
+  if (!operandExtent(o, target_, e).ok())
+    return;
+  std::vector<Alias> kept, dropped;
+  for (Alias &a : aliases_)
+    (uint64_t(e.hi) <= a.lo || a.hi <= uint64_t(e.lo) ? kept : dropped)
+        .push_back(a);
+  aliases_ = std::move(kept);
+  for (Alias &a : dropped)
+    if (materialize) {
+      LBuf dst = part(a.lo, a.hi - a.lo);
+      LBuf src = part(uint64_t(int64_t(a.lo) + a.delta), a.hi - a.lo);
+      moveLocal(dst, a.to, src, a.at);
+    }
+}
+
+void CodegenContext::readThroughAliases(Operand &o, uint32_t &wait) {
+  if (aliases_.empty() || o.space != Space::LMEM)
+    return;
+  Extent e;
+  if (!operandExtent(o, target_, e).ok())
+    return;
+  const uint64_t lo = uint64_t(e.lo), hi = uint64_t(e.hi);
+  SmallVector<const Alias *, 4> over;
+  for (const Alias &a : aliases_)
+    if (lo < a.hi && a.lo < hi)
+      over.push_back(&a);
+  if (over.empty())
+    return;
+  llvm::sort(over, [](const Alias *a, const Alias *b) { return a->lo < b->lo; });
+  uint64_t at = lo;
+  bool whole = true;
+  for (const Alias *a : over) {
+    whole &= a->lo <= at && a->delta == over.front()->delta;
+    at = std::max(at, a->hi);
+  }
+  if (whole && at >= hi) {
+    uint32_t id = 0;
+    for (const Alias *a : over)
+      id = std::max(id, a->gdma);
+    wait = std::max(wait, id);
+    o.addr = uint64_t(int64_t(o.addr) + over.front()->delta);
+    aliasReads_.push_back(part(uint64_t(int64_t(lo) + over.front()->delta), hi - lo));
+    return;
+  }
+  const size_t before = builder_.gdmaStream().size();
+  dropAliases(o, true);
+  if (builder_.gdmaStream().size() > before)
+    wait = std::max(wait, builder_.lastGdmaId());
+}
+
+uint32_t CodegenContext::tiu(const Instruction &original,
+                             ArrayRef<LBuf *> bufs) {
   uint32_t wait = 0;
+  // Sources the prefetch holds are read where it put them.
+  Instruction inst = original;
+  // A destination over aliased bytes gets them moved into place first
+  // (it may write only part of them), after which it writes.
+  const size_t moves = builder_.gdmaStream().size();
+  dropAliases(inst.dst, true);
+  if (builder_.gdmaStream().size() > moves)
+    wait = builder_.lastGdmaId();
+  for (Operand &src : inst.src)
+    readThroughAliases(src, wait);
   for (LBuf *b : bufs) {
     // Held-back stores reading this buffer's old data are emitted now;
     // those emitted since it was allocated are waited for.
@@ -619,6 +784,12 @@ uint32_t CodegenContext::tiu(const Instruction &inst, ArrayRef<LBuf *> bufs) {
     b->tiu = id;
     touch(*b);
   }
+  for (LBuf &r : aliasReads_) {
+    r.tiu = id;
+    touch(r);
+  }
+  aliasReads_.clear();
+  pumpPrefetch();
   return id;
 }
 

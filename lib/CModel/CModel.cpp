@@ -393,7 +393,7 @@ MemView CModel::memView() const {
 Status CModel::run(const std::vector<Instruction> &tiu,
                    const std::vector<Instruction> &gdma, RunStats &stats,
                    const CommitHook &hook, const std::vector<DdrRegion> *regions) {
-  if (!ddr_ || !lmem_)
+  if (!timingOnly_ && (!ddr_ || !lmem_))
     return Status::error("cmodel is not initialised");
   std::vector<DdrRegion> all = {{0, ddr_size_, "DDR"}};
   const std::vector<DdrRegion> &reg = regions ? *regions : all;
@@ -420,7 +420,7 @@ Status CModel::run(const std::vector<Instruction> &tiu,
     return Status::error(describeInstruction(inst, index) + ": " + st.message());
   };
   auto commitUntil = [&](uint64_t cycle) -> Status {
-    while (true) {
+    while (!timingOnly_) {
       size_t best = pending.size();
       for (size_t k = 0; k < pending.size(); ++k)
         if (pending[k].end <= cycle &&
@@ -438,6 +438,7 @@ Status CModel::run(const std::vector<Instruction> &tiu,
       if (hook)
         hook(e, id);
     }
+    return Status::OK();
   };
 
   const uint64_t kNever = UINT64_MAX;
@@ -504,19 +505,21 @@ Status CModel::run(const std::vector<Instruction> &tiu,
         if (!st.ok())
           return failure(*q.inst, q.index, st);
       }
-    Pending p;
-    p.inst = &inst;
-    p.index = index;
-    const bool inPlace = mayRunInPlace(inst, end, pending);
-    Status st = inPlace ? checkData(inst, memView()) : compute(inst, p);
-    if (!st.ok())
-      return failure(inst, index, st);
-    p.inPlace = inPlace;
-    p.engine = inst.engine;
-    p.id = inst.id;
-    p.end = end;
-    p.seq = seq++;
-    pending.push_back(std::move(p));
+    if (!timingOnly_) {
+      Pending p;
+      p.inst = &inst;
+      p.index = index;
+      const bool inPlace = mayRunInPlace(inst, end, pending);
+      Status st = inPlace ? checkData(inst, memView()) : compute(inst, p);
+      if (!st.ok())
+        return failure(inst, index, st);
+      p.inPlace = inPlace;
+      p.engine = inst.engine;
+      p.id = inst.id;
+      p.end = end;
+      p.seq = seq++;
+      pending.push_back(std::move(p));
+    }
 
     InstRecord rec{inst.engine, inst.id, instructionName(inst), start, end, work, conflict};
     stats.records.push_back(rec);
@@ -545,6 +548,15 @@ Status CModel::run(const std::vector<Instruction> &tiu,
                              std::to_string(stats.tiu_instructions) + " TIU / " +
                              std::to_string(stats.gdma_instructions) + " GDMA instructions");
   return Status::OK();
+}
+
+Status CModel::time(const Target &t, const std::vector<Instruction> &tiu,
+                    const std::vector<Instruction> &gdma,
+                    const std::vector<DdrRegion> &regions, RunStats &stats) {
+  CModel m;
+  m.target_ = t;
+  m.timingOnly_ = true;
+  return m.run(tiu, gdma, stats, CommitHook(), &regions);
 }
 
 // --- Trace ----------------------------------------------------------------------

@@ -60,6 +60,7 @@ void tpuc::buildTpuCodegenPassPipeline(OpPassManager &pm,
   codegen.chip = o.chip;
   codegen.bmodel = o.bmodel;
   codegen.layerGroup = o.layerGroup;
+  codegen.weightPrefetch = o.weightPrefetch;
   pm.addPass(backend::createCodegen(codegen));
 }
 

@@ -12,7 +12,7 @@
 // LOWERPM-NEXT: canonicalize
 // CODEGENPM: tpu-assign-address{alignment=64 chip=tpu_pro layer-group=false}
 // CODEGENPM-NOT: tpu-layer-group
-// CODEGENPM-NEXT: tpu-codegen{bmodel= chip=tpu_pro layer-group=false}
+// CODEGENPM-NEXT: tpu-codegen{bmodel= chip=tpu_pro layer-group=false weight-prefetch=true}
 
 // LOWER: module attributes {tpu.chip = "tpu_pro", tpu.mode = #tpu.mode<BF16>}
 // LOWER: "tpu.Active"(%{{.*}}) <{mode = "relu"}> : (tensor<2x3xbf16>) -> tensor<2x3xbf16>

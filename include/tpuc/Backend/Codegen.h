@@ -33,6 +33,7 @@
 #include "tpuc/Chip/Target.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/FunctionExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
@@ -104,6 +105,15 @@ inline std::optional<size_t> blockDims(llvm::ArrayRef<int64_t> shape,
 /// Chip dtype of a tensor's element type (Invalid when the chip has none).
 chip::DType chipDType(mlir::Type type);
 
+/// A GDMA load of a later op's weight tile ahead of that op, into LMEM it
+/// reserves (CodegenContext::beginPrefetch): `to` is where the prefetch puts
+/// it, `gdma` the load's id once issued, `used` whether the op took it.
+struct PrefetchLoad {
+  chip::Operand from, to;
+  uint32_t gdma = 0;
+  bool used = false;
+};
+
 /// A local-memory buffer: per-lane byte range and the last instruction of
 /// each engine that touched it. When that GDMA instruction is a store
 /// (gdma == storeId), it only read the buffer: a TIU instruction that only
@@ -137,8 +147,13 @@ public:
   CodegenContext(const chip::Target &target, std::vector<chip::DdrRegion> ddr);
 
   const chip::Target &target() const { return target_; }
+  const std::vector<chip::DdrRegion> &ddrRegions() const { return ddr_; }
   uint32_t lanes() const { return target_.lanes; }
-  uint64_t laneBytes() const { return target_.lmem_bytes_per_lane; }
+  /// LMEM per lane ops may allocate: the lane less a weight prefetch's
+  /// reserved top.
+  uint64_t laneBytes() const {
+    return target_.lmem_bytes_per_lane - prefetchReserve_;
+  }
 
   /// Starts code for `op`: frees all LMEM.
   void beginOp(mlir::Operation *op);
@@ -219,6 +234,26 @@ public:
   /// floats would round), read from its typed storage.
   mlir::FailureOr<std::vector<int64_t>> intConstant(mlir::Value v);
 
+  /// Weight prefetch (WeightPrefetch.h): `loads` (DDR weight -> LMEM moves
+  /// a later op makes, retargeted into the top `reserve` bytes of every
+  /// lane) go out while the ops before it leave the DDR idle. Ops allocate
+  /// below the reserve until endPrefetch.
+  void beginPrefetch(uint64_t reserve, std::vector<PrefetchLoad> loads);
+  /// The current op (begun) issues prefetch loads into the idle GDMA time
+  /// after its own requests: `gaps[k]` cycles after its k-th, as timed on
+  /// its own.
+  void setPrefetchGaps(std::vector<double> gaps) {
+    prefetchGaps_ = std::move(gaps);
+  }
+  /// The consuming op begins: prefetch loads not yet issued are dropped
+  /// (it loads them from DDR itself) and no more are issued.
+  void stopPrefetchIssue();
+  /// Releases the reserved LMEM (after the consuming op).
+  void endPrefetch();
+  /// Prefetch loads issued so far, and how many the consuming op took.
+  size_t prefetchIssued() const;
+  size_t prefetchUsed() const { return prefetchUsed_; }
+
   chip::StreamBuilder &streams() { return builder_; }
   int64_t macs = 0;
   /// Concat operands a layer group copied into place while it computed
@@ -237,6 +272,31 @@ private:
     uint64_t lo, hi;
   };
   void touch(const LBuf &b);
+  /// Issues prefetch loads while the TIU work emitted since the op began
+  /// covers the DDR time of its own GDMA requests and of the prefetch.
+  void pumpPrefetch();
+  /// The issued prefetch load of `from` into a tile shaped like `to`.
+  PrefetchLoad *prefetched(const chip::Operand &to, const chip::Operand &from);
+  /// A load the prefetch served: its destination's per-lane LMEM range
+  /// [lo, hi) is read from the reserved LMEM instead, `delta` bytes on,
+  /// until something writes the range.
+  struct Alias {
+    uint64_t lo, hi;
+    int64_t delta;
+    uint32_t gdma;
+    chip::Operand to, at;
+  };
+  /// Rewrites `o` (an LMEM source) to read the reserved LMEM when aliases
+  /// cover it wholly; raises `wait` to their loads. Else moves the aliased
+  /// data it overlaps into place (raising `wait` to the moves) and drops
+  /// those aliases.
+  void readThroughAliases(chip::Operand &o, uint32_t &wait);
+  /// Drops the aliases over LMEM about to be written by `o`; with
+  /// `materialize`, their data moves into place first.
+  void dropAliases(const chip::Operand &o, bool materialize);
+  std::vector<Alias> aliases_;
+  /// Reserved LMEM the TIU instruction being emitted reads through aliases.
+  llvm::SmallVector<LBuf, 4> aliasReads_;
   /// Folds the buffers touched since the last fold into the granule fences.
   void fold();
 
@@ -259,6 +319,19 @@ private:
   llvm::SmallVector<std::pair<uint64_t, uint64_t>, 4> flushed_;
   std::vector<llvm::unique_function<void(uint32_t)>> waiting_;
   size_t firstTiu_ = 0, firstGdma_ = 0;
+  uint64_t prefetchReserve_ = 0;
+  std::vector<PrefetchLoad> prefetch_;
+  bool prefetchIssue_ = false;
+
+  size_t prefetchUsed_ = 0;
+  /// The current op's idle GDMA time (setPrefetchGaps) not yet filled, its
+  /// own requests counted so far, the stream prefix counted.
+  std::vector<double> prefetchGaps_;
+  double prefetchBudget_ = 0;
+  size_t ownGdma_ = 0, countedGdma_ = 0;
+  /// Prefetch loads, and held-back stores of the previous op emitted during
+  /// this one: not the op's own requests.
+  llvm::DenseSet<uint32_t> prefetchIds_, flushedIds_;
 };
 
 //===----------------------------------------------------------------------===//

@@ -234,6 +234,9 @@ def Codegen : Pass<"tpu-codegen", "::mlir::ModuleOp"> {
     Option<"layerGroup", "layer-group", "bool", "true",
            "Emit the tpu.Group ops as groups (false: every member on its "
            "own with its result stored, so every tensor can be dumped)">,
+    Option<"weightPrefetch", "weight-prefetch", "bool", "true",
+           "Load the first weight tiles of a DDR-bound op while the "
+           "compute-bound ops before it leave the DDR idle (WeightPrefetch.h)">,
   ];
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }

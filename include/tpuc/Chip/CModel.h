@@ -95,6 +95,12 @@ public:
              const CommitHook &hook = CommitHook(),
              const std::vector<DdrRegion> *regions = nullptr);
 
+  /// Times both streams as run() does, without their data (no memory is
+  /// needed): what a compiler weighing two instruction streams asks.
+  static Status time(const Target &t, const std::vector<Instruction> &tiu,
+                     const std::vector<Instruction> &gdma,
+                     const std::vector<DdrRegion> &regions, RunStats &stats);
+
 private:
   struct Pending;
   /// Computes the result of `inst` into out's buffer.
@@ -121,6 +127,8 @@ private:
   // so tools that compare the chip with a reference can be shown to catch
   // a wrong kernel. Empty: off.
   std::string fault_;
+  /// Set by time(): schedule only, no data moved or computed.
+  bool timingOnly_ = false;
 };
 
 /// Chrome / Perfetto trace (one track per engine, times in microseconds).

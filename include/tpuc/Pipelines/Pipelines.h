@@ -56,6 +56,11 @@ struct CodegenPipelineOptions
   Option<bool> layerGroup{*this, "layer-group",
                           llvm::cl::desc("Form and emit layer groups"),
                           llvm::cl::init(true)};
+  Option<bool> weightPrefetch{
+      *this, "weight-prefetch",
+      llvm::cl::desc("Load DDR-bound ops' first weights during the ops "
+                     "before them"),
+      llvm::cl::init(true)};
 };
 
 void buildTopTransformPassPipeline(mlir::OpPassManager &pm);

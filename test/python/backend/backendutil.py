@@ -86,7 +86,8 @@ class Outcome:
     module: object
 
 
-def compile_and_run(net: Net, outputs, chip: str, tmp: Path) -> Outcome:
+def compile_and_run(net: Net, outputs, chip: str, tmp: Path, codegen: str = "") -> Outcome:
+    """`codegen`: more tpu-codegen options (`weight-prefetch=false`)."""
     tmp = Path(tmp)
     wfile = tmp / "weights.npz"
     np.savez(wfile, **net.weights)
@@ -97,15 +98,15 @@ def compile_and_run(net: Net, outputs, chip: str, tmp: Path) -> Outcome:
         ref = compiler.interpret(m, inputs, all_tensors=True)
         bm = tmp / f"net_{chip}.bmodel"
         compiler.run_pipeline(m, f"tpu-assign-address{{chip={chip}}},"
-                                 f"tpu-codegen{{chip={chip} bmodel={bm}}}")
+                                 f"tpu-codegen{{chip={chip} bmodel={bm} {codegen}}}")
     r = rt.Model(bm).run(inputs, dump_all_tensors=True)
     got = {**r.tensors, **r.outputs}
     return Outcome(ref, got, r.stats, m)
 
 
-def _run_named(net: Net, outputs, chip: str, tmp: Path):
+def _run_named(net: Net, outputs, chip: str, tmp: Path, codegen: str = ""):
     """Compiles and runs; the outcome and the tensor names both sides have."""
-    o = compile_and_run(net, outputs, chip, tmp)
+    o = compile_and_run(net, outputs, chip, tmp, codegen)
     names = [n for n in o.ref if n in o.got]
     assert names, "no tensor to compare"
     for out in outputs:
@@ -126,9 +127,10 @@ def check_exact(net: Net, outputs, chip: str, tmp: Path) -> Outcome:
     return o
 
 
-def check(net: Net, outputs, chip: str, tmp: Path, rel_tol: float = REL_TOL) -> Outcome:
+def check(net: Net, outputs, chip: str, tmp: Path, rel_tol: float = REL_TOL,
+          codegen: str = "") -> Outcome:
     """Every named tensor of the cmodel matches the Tpu interpreter."""
-    o, names = _run_named(net, outputs, chip, tmp)
+    o, names = _run_named(net, outputs, chip, tmp, codegen)
     for n in names:
         r = o.ref[n].astype(np.float64).ravel()
         g = o.got[n].astype(np.float64).ravel()

@@ -1,0 +1,112 @@
+//===- WeightPrefetch.h - Later ops' weights loaded early --------*- C++ -*-===//
+//
+// An op whose weight loads take longer than its compute (the wide late
+// convs of a CNN on a chip with little DDR bandwidth) keeps the DDR busy
+// and the TIU waiting, while the compute-bound ops before it leave the DDR
+// idle part of the time. A weight prefetch loads the last weight tiles of
+// such an op during those ops into the top of every lane's LMEM, reserved
+// from the first of them to the op itself (they allocate below it). The
+// op's loads of those tiles are not emitted: its TIU instructions read
+// them where the prefetch put them (CodegenContext::load and tiu).
+//
+// The plan is measured, not guessed: units are emitted into scratch
+// contexts (dry runs) and timed by the cmodel's timing model (no data).
+// The consumer alone gives its exact weight loads; the units from a few
+// before the first host to the one after the consumer, with and without a
+// prefetch of each reserve size and first host, give the cycles it saves,
+// the smaller LMEM's cost to every unit it spans included. The loads go
+// out into the GDMA time each host's own schedule leaves idle after its
+// requests (CodegenContext::pumpPrefetch); those never issued are dropped
+// and the consumer loads them itself.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_BACKEND_WEIGHTPREFETCH_H
+#define TPUC_BACKEND_WEIGHTPREFETCH_H
+#include "tpuc/Backend/Codegen.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include <map>
+#include <optional>
+
+namespace tpuc {
+namespace backend {
+
+/// Emits one unit of the network (a tpu.Group or a single op) into a
+/// context: beginOp, its codegen, endOp.
+using EmitUnitFn =
+    llvm::function_ref<mlir::LogicalResult(CodegenContext &, mlir::Operation *)>;
+
+struct PrefetchPlan {
+  /// Index of the unit that takes the prefetched tiles.
+  size_t consumer = 0;
+  /// LMEM bytes per lane reserved at the top of every lane.
+  uint64_t reserve = 0;
+  std::vector<PrefetchLoad> loads;
+  /// Estimated cycles saved.
+  double gain = 0;
+};
+
+/// Plans weight prefetches over the units of a network, in order.
+class WeightPrefetcher {
+public:
+  /// `weights` is the DDR byte range of the weight blob: only loads from it
+  /// (constants) are prefetched.
+  WeightPrefetcher(llvm::ArrayRef<mlir::Operation *> units,
+                   const chip::Target &target,
+                   const std::vector<chip::DdrRegion> &ddr,
+                   std::pair<uint64_t, uint64_t> weights, EmitUnitFn emit)
+      : units_(units), target_(target), ddr_(ddr), weights_(weights),
+        emit_(emit) {}
+
+  /// Emits units[i] into `ctx` (the units in order), with the prefetch
+  /// that pays best starting before it when none is under way.
+  mlir::LogicalResult emit(CodegenContext &ctx, size_t i);
+  /// The prefetches taken, by the unit they start before.
+  const std::map<size_t, PrefetchPlan> &plans() const { return accepted_; }
+
+private:
+  /// What a dry run of a unit measured.
+  struct DryRun {
+    /// Cycles of the unit on its own (the cmodel's timing), the TIU's and
+    /// the GDMA's busy cycles.
+    double cycles = 0, tiu = 0, gdma = 0;
+    /// The GDMA's idle cycles after each of its requests.
+    std::vector<double> gdmaGaps;
+    /// Its loads from the weight blob: (DDR source, LMEM destination).
+    std::vector<std::pair<chip::Operand, chip::Operand>> weightLoads;
+  };
+  /// Emits units_[i] with `reserve` bytes per lane held back (nullptr: it
+  /// does not fit); memoized.
+  const DryRun *dryRun(size_t i, uint64_t reserve);
+  /// Cycles of the units from a few before `extraFirst` to `last` emitted
+  /// in turn with the prefetches taken so far and `extra` (nullptr: none)
+  /// starting before unit `extraFirst`; nullopt when one does not fit.
+  std::optional<double> prefixCycles(size_t last, const PrefetchPlan *extra,
+                                     size_t extraFirst);
+  /// The prefetch loads of the consumer `cons` a reserve of `reserve`
+  /// bytes per lane holds.
+  std::vector<PrefetchLoad> tilesFor(const DryRun &cons, uint64_t reserve) const;
+  /// GDMA cycles `inst` holds the engine (its DDR latency overlaps).
+  double held(const chip::Instruction &inst) const;
+  /// Takes the prefetch that saves the most cycles starting before
+  /// units[first], if one saves enough.
+  void plan(size_t first);
+  /// Emits units[i] following the prefetches taken and `extra` (starting
+  /// before units[extraFirst]); `active` is the one under way.
+  mlir::LogicalResult step(CodegenContext &ctx, size_t i,
+                           const PrefetchPlan *&active,
+                           const PrefetchPlan *extra, size_t extraFirst);
+
+  llvm::ArrayRef<mlir::Operation *> units_;
+  const chip::Target &target_;
+  const std::vector<chip::DdrRegion> &ddr_;
+  std::pair<uint64_t, uint64_t> weights_;
+  EmitUnitFn emit_;
+  std::map<std::pair<size_t, uint64_t>, std::optional<DryRun>> runs_;
+  /// The prefetches taken, by the unit they start before.
+  std::map<size_t, PrefetchPlan> accepted_;
+  const PrefetchPlan *active_ = nullptr;
+};
+
+} // namespace backend
+} // namespace tpuc
+#endif
