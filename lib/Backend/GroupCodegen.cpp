@@ -797,6 +797,25 @@ static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
     }
     if (resShape.empty())
       resShape.assign(getShape(res).begin(), getShape(res).end());
+    // An op computing each row on its own (localFoldsBatch) whose first
+    // operand the group holds with its batch folded into the rows already,
+    // [1, B R, 1, W] (a batch of matrices made one, as a Swin block's
+    // window reverse leaves them, read by its LayerNorm), computes folded:
+    // its own layout would not be the operand's.
+    bool folded = false;
+    if (!rows && !follow && cg.localFoldsBatch() && resShape.size() == 4 &&
+        resShape[0] > 1 && resShape[2] == 1 && op->getNumOperands()) {
+      auto it = byValue.find(op->getOperand(0));
+      SmallVector<int64_t, 4> want = cg.localShape(0);
+      if (it != byValue.end() && want.size() == 4) {
+        const auto &have = plan.buffers[it->second].shape;
+        folded = have == std::array<int64_t, 4>{1, want[0] * want[1], 1,
+                                                want[3]} &&
+                 want[2] == 1 && want[0] == resShape[0];
+      }
+      if (folded)
+        resShape = {1, resShape[0] * resShape[1], 1, resShape[3]};
+    }
     if (!rows && (resShape.size() != 4 ||
                   numElements(resShape) != numElements(getShape(res))))
       return failure();
@@ -849,6 +868,11 @@ static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
         ls.assign(view->begin(), view->end());
       } else {
         ls = cg.localShape(o.getOperandNumber());
+        if (folded && ls.size() == 4 && ls[0] > 1) {
+          if (o.getOperandNumber() != 0)
+            return failure();
+          ls = {1, ls[0] * ls[1], 1, ls[3]};
+        }
       }
       if (ls.empty()) {
         auto s = getShape(v);

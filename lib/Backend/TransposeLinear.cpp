@@ -35,11 +35,13 @@ using namespace tpuc::backend;
 
 namespace {
 
-/// A linear layer the pass can transpose: an F32 X [1.., M, K] (leading
-/// dims 1, M at most the lanes) times a weight [K, N], bias none or [N].
+/// A linear layer the pass can transpose: an F32 X [B.., M, K] (M at most
+/// the lanes) times a weight [K, N], bias none or [N]. With batches (B > 1)
+/// the transposed weight and the identity have none: the matmul
+/// instruction shares a left operand without batches by every batch.
 struct Linear {
   mutable tpu::MatMulOp op;
-  int64_t M = 0, K = 0, N = 0;
+  int64_t M = 0, K = 0, N = 0, B = 1;
 };
 
 std::optional<Linear> linearOf(Operation *o, int64_t lanes) {
@@ -53,10 +55,10 @@ std::optional<Linear> linearOf(Operation *o, int64_t lanes) {
   auto xs = getShape(x), ws = getShape(w);
   const size_t r = xs.size();
   if (r < 2 || ws.size() < 2 || getShape(out).size() != r ||
-      numElements(xs) != xs[r - 2] * xs[r - 1] ||
       numElements(ws) != ws[ws.size() - 2] * ws.back())
     return std::nullopt;
-  Linear l{mm, xs[r - 2], xs[r - 1], ws.back()};
+  Linear l{mm, xs[r - 2], xs[r - 1], ws.back(),
+           numElements(xs) / (xs[r - 2] * xs[r - 1])};
   if (ws[ws.size() - 2] != l.K || l.M > lanes || l.M < 2)
     return std::nullopt;
   Value b = mm.getBias();
@@ -65,6 +67,18 @@ std::optional<Linear> linearOf(Operation *o, int64_t lanes) {
        numElements(getShape(b)) != l.N))
     return std::nullopt;
   return l;
+}
+
+/// Whether a group would likely hold `l`'s result with its batch folded
+/// into the rows (every user folds its batch too, and the rows fit the
+/// lanes), so the plain layer fills B x M lanes.
+bool foldsBatch(const Linear &l, Value result, int64_t lanes) {
+  if (l.B <= 1 || l.B * l.M > lanes || result.use_empty())
+    return false;
+  return llvm::all_of(result.getUsers(), [](Operation *u) {
+    auto cg = dyn_cast<CodegenInterface>(u);
+    return cg && cg.localFoldsBatch();
+  });
 }
 
 struct Cost {
@@ -99,7 +113,8 @@ mlpOf(const Linear &l, int64_t lanes) {
     }
     auto second = linearOf(u, lanes);
     if (!second || use.getOperandNumber() != 0 || second->M != l.M ||
-        second->K != l.N)
+        second->K != l.N || getShape(second->op.getInput()).drop_back(2) !=
+                                getShape(l.op.getInput()).drop_back(2))
       return std::nullopt;
     return std::make_pair(acts, *second);
   }
@@ -112,8 +127,15 @@ struct TransposeLinearPass
 
   chip::Target target;
   Operation *front = nullptr; // weights shared by several layers go here
-  llvm::DenseMap<Value, Value> transposed;
-  llvm::DenseMap<int64_t, Value> identities;
+  // By the rank of their leading dims (see shared).
+  llvm::DenseMap<std::pair<Value, size_t>, Value> transposed;
+  llvm::DenseMap<std::pair<int64_t, size_t>, Value> identities;
+
+  /// The leading dims of the weights the pass makes for `l`: its input's
+  /// (all 1) without batches, else none, shared by every batch.
+  static ArrayRef<int64_t> shared(const Linear &l, ArrayRef<int64_t> lead) {
+    return l.B > 1 ? ArrayRef<int64_t>() : lead;
+  }
 
   RankedTensorType f32Type(ArrayRef<int64_t> lead, int64_t r, int64_t c) {
     SmallVector<int64_t> s(lead.begin(), lead.end());
@@ -124,7 +146,8 @@ struct TransposeLinearPass
   /// W^T [1.., N, K] of a weight W [K, N].
   Value transposeWeight(OpBuilder &b, const Linear &l, ArrayRef<int64_t> lead) {
     Value w = l.op.getRight();
-    if (Value t = transposed.lookup(w))
+    lead = shared(l, lead);
+    if (Value t = transposed.lookup({w, lead.size()}))
       return t;
     auto data = w.getDefiningOp<top::WeightOp>().read();
     if (failed(data))
@@ -138,18 +161,19 @@ struct TransposeLinearPass
     Value v = top::WeightOp::createWithData(
         b, front, tpuc::getOpName(w.getDefiningOp()) + "_transposed",
         f32Type(lead, l.N, l.K), std::move(t));
-    transposed[w] = v;
+    transposed[{w, lead.size()}] = v;
     return v;
   }
 
   Value identity(OpBuilder &b, const Linear &l, ArrayRef<int64_t> lead) {
-    if (Value i = identities.lookup(l.M))
+    lead = shared(l, lead);
+    if (Value i = identities.lookup({l.M, lead.size()}))
       return i;
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(front);
     Value v = identityRows(b, front, tpuc::getOpName(l.op) + "_identity",
                            f32Type(lead, l.M, l.M), l.M);
-    identities[l.M] = v;
+    identities[{l.M, lead.size()}] = v;
     return v;
   }
 
@@ -193,30 +217,43 @@ struct TransposeLinearPass
       if (!l)
         continue;
       auto lead = getShape(op.getInput()).drop_back(2);
-      // Each transposed layer pays the trip back of its result.
-      double plain = cost.matmul(l->M, l->N, l->K);
-      double flipped = cost.matmul(l->N, l->M, l->K);
+      // Each transposed layer pays the trip back of its result. A batch
+      // repeats each matmul's columns, unless a group folds it into the
+      // plain layer's rows.
+      const int64_t B = l->B;
+      auto rowsOf = [&](Value result) {
+        return foldsBatch(*l, result, lanes) ? std::pair(B * l->M, int64_t(1))
+                                             : std::pair(l->M, B);
+      };
+      auto [R, C] = rowsOf(op.getOutput());
+      double plain = cost.matmul(R, C * l->N, l->K);
+      double flipped = cost.matmul(l->N, B * l->M, l->K);
       // A fused relu needs the bias add to apply it.
       auto mlp = isNone(op.getBias()) && op.getDoRelu() ? std::nullopt
                                                           : mlpOf(*l, lanes);
       if (mlp) {
         const Linear &l2 = mlp->second;
+        auto [R2, C2] = rowsOf(l2.op.getOutput());
         double act = target.tiu_sfu_factor;
-        double p = plain + cost.matmul(l2.M, l2.N, l2.K),
-               f = flipped + cost.matmul(l2.N, l2.M, l2.K) +
-                   cost.matmul(l2.M, l2.N, l2.M);
+        double p = cost.matmul(R2, C2 * l->N, l->K) +
+                   cost.matmul(R2, C2 * l2.N, l2.K),
+               f = flipped + cost.matmul(l2.N, B * l2.M, l2.K) +
+                   cost.matmul(l2.M, B * l2.N, l2.M);
         if (!isNone(op.getBias()))
-          f += cost.elementwise(l->N, l->M, 1.0);
+          f += cost.elementwise(l->N, B * l->M, 1.0);
         for (size_t k = 0; k < mlp->first.size(); ++k)
-          p += cost.elementwise(l->M, l->N, act),
-              f += cost.elementwise(l->N, l->M, act);
+          p += cost.elementwise(R2, C2 * l->N, act),
+              f += cost.elementwise(l->N, B * l->M, act);
         if (f < p) {
           rewriteMlp(*l, mlp->first, l2, lead);
           done.insert(l2.op);
           continue;
         }
       }
-      if (flipped + cost.matmul(l->M, l->N, l->M) >= plain)
+      // A batched layer left unfolded must save a quarter: its pair
+      // loads an identity and may still fold in a group with moves.
+      if (flipped + cost.matmul(l->M, B * l->N, l->M) >=
+          plain * (C > 1 ? 0.75 : 1.0))
         continue;
       OpBuilder b(op);
       Value wt = transposeWeight(b, *l, lead);
@@ -254,7 +291,7 @@ struct TransposeLinearPass
         return signalPassFailure();
       Value column = top::WeightOp::createWithData(
           b, front, tpuc::getOpName(bias.getDefiningOp()) + "_column",
-          f32Type(lead, l.N, 1), **data);
+          f32Type(shared(l, lead), l.N, 1), **data);
       h = b.create<tpu::AddOp>(named(op, "_transposed_bias"), ht, h, column,
                                op.getDoRelu())
               .getOutput();

@@ -72,3 +72,46 @@ func.func @many_rows(%arg0: tensor<1x64x32xf32>) -> tensor<1x64x32xf32> {
   return %y : tensor<1x64x32xf32>
 }
 }
+
+// -----
+// A batch of 2 sequences of 8 tokens read by a head split (which keeps the
+// batch): plain, each batch fills 8 of the 64 lanes. Transposed, the weight
+// and the identity have no batch dims (the matmul shares them by every
+// batch), and the pair computes in a group.
+// CHECK-LABEL: func.func @batched
+// CHECK-DAG: %[[I:.*]] = "top.Weight"() {tpu.data_movement} : () -> tensor<8x8xf32> loc("q_identity")
+// CHECK-DAG: %[[W:.*]] = "top.Weight"() : () -> tensor<32x32xf32> loc("w_transposed")
+// CHECK: %[[Q:.*]] = "tpu.MatMul"(%[[W]], %{{.*}}, %{{.*}}) <{do_relu = false, right_transpose = true}> : (tensor<32x32xf32>, tensor<2x8x32xf32>, none) -> tensor<2x32x8xf32> loc("q_transposed")
+// CHECK: "tpu.MatMul"(%[[I]], %[[Q]], %{{.*}}) <{do_relu = false, right_transpose = true}> : (tensor<8x8xf32>, tensor<2x32x8xf32>, none) -> tensor<2x8x32xf32> loc("q")
+// GROUP-LABEL: func.func @batched
+// GROUP: tpu.Group
+// GROUP-NEXT: "tpu.MatMul"
+// GROUP-NEXT: "tpu.MatMul"
+module attributes {top.weight_file = "WEIGHTS"} {
+func.func @batched(%arg0: tensor<2x8x32xf32>) -> tensor<2x8x2x16xf32> {
+  %x = "top.Input"(%arg0) : (tensor<2x8x32xf32>) -> tensor<2x8x32xf32> loc("x")
+  %none = "top.None"() : () -> none
+  %w = "top.Weight"() : () -> tensor<32x32xf32> loc("w")
+  %q = "tpu.MatMul"(%x, %w, %none) : (tensor<2x8x32xf32>, tensor<32x32xf32>, none) -> tensor<2x8x32xf32> loc("q")
+  %h = "tpu.Reshape"(%q) : (tensor<2x8x32xf32>) -> tensor<2x8x2x16xf32> loc("h")
+  %a = "tpu.Active"(%h) {mode = "tanh"} : (tensor<2x8x2x16xf32>) -> tensor<2x8x2x16xf32> loc("a")
+  return %a : tensor<2x8x2x16xf32>
+}
+}
+
+// -----
+// The same batch read by a residual add: a group folds the batch into 16
+// rows on the lanes, cheaper than the transposed pair.
+// CHECK-LABEL: func.func @batched_folds
+// CHECK: "tpu.MatMul"(%{{.*}}, %{{.*}}, %{{.*}}) <{do_relu = false, right_transpose = false}> : (tensor<2x8x32xf32>, tensor<32x32xf32>, none) -> tensor<2x8x32xf32> loc("y")
+// CHECK-NOT: tpu.MatMul
+module attributes {top.weight_file = "WEIGHTS"} {
+func.func @batched_folds(%arg0: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> {
+  %x = "top.Input"(%arg0) : (tensor<2x8x32xf32>) -> tensor<2x8x32xf32> loc("x")
+  %none = "top.None"() : () -> none
+  %w = "top.Weight"() : () -> tensor<32x32xf32> loc("w")
+  %y = "tpu.MatMul"(%x, %w, %none) : (tensor<2x8x32xf32>, tensor<32x32xf32>, none) -> tensor<2x8x32xf32> loc("y")
+  %r = "tpu.Add"(%y, %x) : (tensor<2x8x32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32> loc("r")
+  return %r : tensor<2x8x32xf32>
+}
+}

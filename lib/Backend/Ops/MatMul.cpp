@@ -127,14 +127,16 @@ struct MatMulModel
     // A single row times a weight reads the weight transposed, as its
     // tiled code lays it out ([N, K], N on lanes), in float only.
     const bool floatOut = isFloat(chipDType(op.getOutput().getType()));
-    if (a.size() < 2 || b.size() < 2 || a.size() != o.size() ||
+    if (a.size() < 2 || b.size() < 2 ||
         (!floatOut && (isRowTimesWeight(op) || !localQuantized(operation))))
       return false;
-    // The left operand's batches are the result's; the right one has the
-    // same batches or none (shared by all).
-    if (a.drop_back(2) != o.drop_back(2))
-      return false;
-    return b.size() == 2 || b.drop_back(2) == o.drop_back(2);
+    // Each operand has the result's batches or none (shared by all, as
+    // the instruction reads an operand of batch 1); not both shared.
+    auto batchOf = [&](ArrayRef<int64_t> s) {
+      return s.size() == 2 || s.drop_back(2) == o.drop_back(2);
+    };
+    return batchOf(a) && batchOf(b) &&
+           (a.size() != 2 || b.size() != 2 || o.size() == 2);
   }
   /// INT8 x INT8 into an INT32 accumulator (+ INT32 bias), requantized per
   /// tensor, as the tiled code.
