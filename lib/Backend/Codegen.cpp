@@ -261,6 +261,8 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
         units, bm.target, ctx.ddrRegions(),
         {bm.plan.weight_addr, bm.plan.weight_addr + bm.plan.weight_size},
         emitUnit);
+    if (weightPrefetch)
+      prefetcher.planNetwork();
     for (size_t i = 0; i < units.size(); ++i) {
       Operation *u = units[i];
       if (failed(weightPrefetch ? prefetcher.emit(ctx, i) : emitUnit(ctx, u)))

@@ -247,8 +247,40 @@ void WeightPrefetcher::plan(size_t first) {
     accepted_[first] = std::move(*best);
 }
 
+std::optional<double> WeightPrefetcher::networkCycles(bool prefetch) {
+  CodegenContext ctx(target_, ddr_);
+  ScopedDiagnosticHandler quiet(units_.front()->getContext(),
+                                [](Diagnostic &) { return success(); });
+  const PrefetchPlan *active = nullptr;
+  for (size_t i = 0; i < units_.size(); ++i) {
+    if (prefetch && !active)
+      plan(i);
+    if (failed(prefetch ? step(ctx, i, active, nullptr, 0)
+                        : emit_(ctx, units_[i])))
+      return std::nullopt;
+  }
+  ctx.finish();
+  chip::RunStats stats;
+  if (!chip::CModel::time(target_, ctx.streams().tiuStream(),
+                          ctx.streams().gdmaStream(), ddr_, stats)
+           .ok())
+    return std::nullopt;
+  return double(stats.total_cycles);
+}
+
+void WeightPrefetcher::planNetwork() {
+  if (units_.empty())
+    return;
+  std::optional<double> with = networkCycles(true);
+  if (accepted_.empty())
+    return;
+  // Each plan was timed over a window of units; the whole network has the
+  // last word (a plan can shift the overlap of the ops after its window).
+  std::optional<double> without = networkCycles(false);
+  if (!with || !without || *with >= *without)
+    accepted_.clear();
+}
+
 LogicalResult WeightPrefetcher::emit(CodegenContext &ctx, size_t i) {
-  if (!active_)
-    plan(i);
   return step(ctx, i, active_, nullptr, 0);
 }

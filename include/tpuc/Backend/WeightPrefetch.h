@@ -57,8 +57,12 @@ public:
       : units_(units), target_(target), ddr_(ddr), weights_(weights),
         emit_(emit) {}
 
-  /// Emits units[i] into `ctx` (the units in order), with the prefetch
-  /// that pays best starting before it when none is under way.
+  /// Plans the prefetches, unit by unit (each one, when none is under way,
+  /// the one that saves the most cycles starting before it), and keeps
+  /// them when the whole network takes fewer cycles with them.
+  void planNetwork();
+  /// Emits units[i] into `ctx` (the units in order) with the prefetches
+  /// planned.
   mlir::LogicalResult emit(CodegenContext &ctx, size_t i);
   /// The prefetches taken, by the unit they start before.
   const std::map<size_t, PrefetchPlan> &plans() const { return accepted_; }
@@ -87,6 +91,9 @@ private:
   std::vector<PrefetchLoad> tilesFor(const DryRun &cons, uint64_t reserve) const;
   /// GDMA cycles `inst` holds the engine (its DDR latency overlaps).
   double held(const chip::Instruction &inst) const;
+  /// Cycles of the whole network emitted with the prefetches (planned as
+  /// it goes) or without; nullopt when a unit does not fit.
+  std::optional<double> networkCycles(bool prefetch);
   /// Takes the prefetch that saves the most cycles starting before
   /// units[first], if one saves enough.
   void plan(size_t first);
