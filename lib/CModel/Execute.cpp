@@ -418,9 +418,10 @@ int freeCores(int cores) {
 
 /// Threads of one GEMM: TPUC_CMODEL_THREADS, by default (or 0) every core
 /// that other work leaves free, and one for GEMMs too small to gain from
-/// waking threads. OpenBLAS splits a GEMM's M and N among its threads,
-/// never K, so each result is summed in the same order whatever the count
-/// (which is why runs on several host threads may race on it harmlessly).
+/// waking threads. Only exact integer GEMMs ask for more than one (float
+/// ones take other bits on several): their results do not depend on the
+/// count (which is why runs on several host threads may race on it
+/// harmlessly).
 void setGemmThreads(uint64_t macs) {
   static std::atomic<int> current{-1};
   static const int cores = availableCores();
