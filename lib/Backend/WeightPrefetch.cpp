@@ -20,6 +20,23 @@ static constexpr size_t kWarmup = 3;
 /// Reserve sizes tried, in eighths of a lane.
 static constexpr uint64_t kReserveEighths[] = {4, 3, 2, 1};
 
+std::optional<double> WeightPrefetcher::cycles(CodegenContext &ctx) const {
+  std::optional<chip::RunStats> stats = timed(ctx);
+  return stats ? std::optional<double>(double(stats->total_cycles))
+               : std::nullopt;
+}
+
+std::optional<chip::RunStats>
+WeightPrefetcher::timed(CodegenContext &ctx) const {
+  ctx.finish();
+  chip::RunStats stats;
+  if (!chip::CModel::time(target_, ctx.streams().tiuStream(),
+                          ctx.streams().gdmaStream(), ddr_, stats)
+           .ok())
+    return std::nullopt;
+  return stats;
+}
+
 double WeightPrefetcher::held(const Instruction &inst) const {
   return double(chip::instructionCycles(inst, target_) -
                 chip::gdmaOverlappedCycles(inst, target_));
@@ -38,11 +55,8 @@ const WeightPrefetcher::DryRun *WeightPrefetcher::dryRun(size_t i,
   // network's, so it is not shown.
   ScopedDiagnosticHandler quiet(units_[i]->getContext(),
                                 [](Diagnostic &) { return success(); });
-  chip::RunStats stats;
-  if (succeeded(emit_(ctx, units_[i])) && (ctx.finish(), true) &&
-      chip::CModel::time(target_, ctx.streams().tiuStream(),
-                         ctx.streams().gdmaStream(), ddr_, stats)
-          .ok()) {
+  std::optional<chip::RunStats> stats;
+  if (succeeded(emit_(ctx, units_[i])) && (stats = timed(ctx))) {
     // Some codegen places buffers against the whole lane: a unit touching
     // the reserve would clobber the prefetched tiles.
     const uint64_t top = target_.lmem_bytes_per_lane - reserve;
@@ -62,14 +76,14 @@ const WeightPrefetcher::DryRun *WeightPrefetcher::dryRun(size_t i,
       return nullptr;
     }
     DryRun r;
-    r.cycles = double(stats.total_cycles);
-    r.tiu = double(stats.tiu_busy_cycles);
-    r.gdma = double(stats.gdma_busy_cycles);
+    r.cycles = double(stats->total_cycles);
+    r.tiu = double(stats->tiu_busy_cycles);
+    r.gdma = double(stats->gdma_busy_cycles);
     // The GDMA's idle time after each request: the engine is free from the
     // request's start plus the cycles it holds until the next one starts.
     const auto &gdma = ctx.streams().gdmaStream();
     std::vector<uint64_t> start(gdma.size());
-    for (const chip::InstRecord &rec : stats.records)
+    for (const chip::InstRecord &rec : stats->records)
       if (rec.engine == chip::Engine::GDMA)
         start[rec.id - 1] = rec.start;
     r.gdmaGaps.assign(gdma.size(), 0.0);
@@ -172,13 +186,7 @@ std::optional<double> WeightPrefetcher::prefixCycles(size_t last,
   for (size_t i = from; i <= last; ++i)
     if (failed(step(ctx, i, active, extra, extraFirst)))
       return std::nullopt;
-  ctx.finish();
-  chip::RunStats stats;
-  if (!chip::CModel::time(target_, ctx.streams().tiuStream(),
-                          ctx.streams().gdmaStream(), ddr_, stats)
-           .ok())
-    return std::nullopt;
-  return double(stats.total_cycles);
+  return cycles(ctx);
 }
 
 void WeightPrefetcher::plan(size_t first) {
@@ -259,13 +267,7 @@ std::optional<double> WeightPrefetcher::networkCycles(bool prefetch) {
                         : emit_(ctx, units_[i])))
       return std::nullopt;
   }
-  ctx.finish();
-  chip::RunStats stats;
-  if (!chip::CModel::time(target_, ctx.streams().tiuStream(),
-                          ctx.streams().gdmaStream(), ddr_, stats)
-           .ok())
-    return std::nullopt;
-  return double(stats.total_cycles);
+  return cycles(ctx);
 }
 
 void WeightPrefetcher::planNetwork() {

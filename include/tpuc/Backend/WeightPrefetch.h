@@ -23,6 +23,7 @@
 #ifndef TPUC_BACKEND_WEIGHTPREFETCH_H
 #define TPUC_BACKEND_WEIGHTPREFETCH_H
 #include "tpuc/Backend/Codegen.h"
+#include "tpuc/Chip/CModel.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include <map>
 #include <optional>
@@ -89,6 +90,10 @@ private:
   /// The prefetch loads of the consumer `cons` a reserve of `reserve`
   /// bytes per lane holds.
   std::vector<PrefetchLoad> tilesFor(const DryRun &cons, uint64_t reserve) const;
+  /// Emits `ctx`'s held-back stores and times its streams on the target
+  /// (nullopt when the timing model rejects them); `cycles` takes the total.
+  std::optional<chip::RunStats> timed(CodegenContext &ctx) const;
+  std::optional<double> cycles(CodegenContext &ctx) const;
   /// GDMA cycles `inst` holds the engine (its DDR latency overlaps).
   double held(const chip::Instruction &inst) const;
   /// Cycles of the whole network emitted with the prefetches (planned as
