@@ -245,7 +245,6 @@ void CodegenContext::beginPrefetch(uint64_t reserve,
   prefetchReserve_ = reserve;
   prefetch_ = std::move(loads);
   prefetchIssue_ = true;
-  prefetchUsed_ = 0;
 }
 
 void CodegenContext::stopPrefetchIssue() {
@@ -259,10 +258,6 @@ void CodegenContext::endPrefetch() {
   prefetch_.clear();
   prefetchIds_.clear();
   prefetchReserve_ = 0;
-}
-
-size_t CodegenContext::prefetchIssued() const {
-  return llvm::count_if(prefetch_, [](const PrefetchLoad &p) { return p.gdma; });
 }
 
 void CodegenContext::pumpPrefetch() {
@@ -548,7 +543,6 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
   // TIU instructions reading `to` read it at the prefetch's address.
   if (PrefetchLoad *p = prefetched(to, from)) {
     p->used = true;
-    ++prefetchUsed_;
     Extent e;
     (void)operandExtent(to, target_, e);
     aliases_.push_back({uint64_t(e.lo), uint64_t(e.hi),

@@ -250,9 +250,6 @@ public:
   void stopPrefetchIssue();
   /// Releases the reserved LMEM (after the consuming op).
   void endPrefetch();
-  /// Prefetch loads issued so far, and how many the consuming op took.
-  size_t prefetchIssued() const;
-  size_t prefetchUsed() const { return prefetchUsed_; }
 
   chip::StreamBuilder &streams() { return builder_; }
   int64_t macs = 0;
@@ -323,7 +320,6 @@ private:
   std::vector<PrefetchLoad> prefetch_;
   bool prefetchIssue_ = false;
 
-  size_t prefetchUsed_ = 0;
   /// The current op's idle GDMA time (setPrefetchGaps) not yet filled, its
   /// own requests counted so far, the stream prefix counted.
   std::vector<double> prefetchGaps_;
