@@ -140,17 +140,33 @@ static Rows hull(Rows a, Rows b) {
 /// its windows need (localInputRows). A stored result also covers the rows
 /// earlier slices skipped, up to its last row in the last slice. Then sizes
 /// the buffers for the most rows a slice holds.
+/// With `carry`, a result whose rows in a slice start inside the previous
+/// slice's (the halo of a window after it) keeps its buffer through the
+/// loop: the slice copies those rows from the previous one and computes
+/// only the rows after them, so ops before it compute fewer rows too.
 static LogicalResult sliceRows(GroupPlan &plan, ArrayRef<Operation *> ops,
                                const llvm::SmallPtrSetImpl<Operation *> &members,
-                               int64_t slices) {
+                               int64_t slices, bool carry) {
   const int n = int(ops.size());
   const size_t nb = plan.buffers.size();
   plan.slices = slices;
   plan.held.assign(slices, std::vector<Rows>(nb));
   plan.reads.assign(slices, std::vector<SmallVector<Rows, 4>>(n));
   plan.storedRows.assign(slices, std::vector<Rows>(n));
+  plan.computed.assign(slices, std::vector<Rows>(n));
+  plan.carried.assign(slices, std::vector<Rows>(n));
   for (GroupPlan::Buffer &b : plan.buffers)
     b.height = b.shape[2];
+  // A view shares its operand's bytes: neither side's rows move.
+  std::vector<bool> canCarry(n, carry);
+  for (int k = 0; k < n; ++k) {
+    int r = plan.results[k];
+    if (plan.views[k] || plan.loaded[k] || plan.buffers[r].alias >= 0)
+      canCarry[k] = false;
+    for (const GroupPlan::Buffer &b : plan.buffers)
+      if (b.alias == r)
+        canCarry[k] = false;
+  }
   std::vector<int64_t> storedEnd(nb, 0);
   for (int64_t s = 0; s < slices; ++s) {
     std::vector<Rows> &held = plan.held[s];
@@ -171,6 +187,16 @@ static LogicalResult sliceRows(GroupPlan &plan, ArrayRef<Operation *> ops,
         storedEnd[r] = std::max(storedEnd[r], rows.hi);
       }
       held[r] = rows;
+      Rows &computed = plan.computed[s][k];
+      computed = rows;
+      if (s > 0 && canCarry[k]) {
+        Rows prev = plan.held[s - 1][r];
+        if (prev.size() && rows.lo >= prev.lo && rows.lo < prev.hi &&
+            rows.hi >= prev.hi) {
+          plan.carried[s][k] = {rows.lo, prev.hi};
+          computed = {prev.hi, rows.hi};
+        }
+      }
       auto cg = cast<CodegenInterface>(op);
       SmallVector<Rows, 4> &reads = plan.reads[s][k];
       reads.resize(op->getNumOperands());
@@ -187,8 +213,8 @@ static LogicalResult sliceRows(GroupPlan &plan, ArrayRef<Operation *> ops,
           continue;
         }
         int64_t lo = 0, hi = 0;
-        if (rows.size() &&
-            !cg.localInputRows(unsigned(i), rows.lo, rows.hi, lo, hi))
+        if (computed.size() &&
+            !cg.localInputRows(unsigned(i), computed.lo, computed.hi, lo, hi))
           return failure();
         reads[i] = {lo, hi};
         held[b] = hull(held[b], reads[i]);
@@ -211,6 +237,16 @@ static LogicalResult sliceRows(GroupPlan &plan, ArrayRef<Operation *> ops,
     GroupPlan::Buffer &res = plan.buffers[plan.results[k]];
     if (plan.stored[k])
       res.slots = 2, res.start = 0, res.end = n - 1;
+    // A carried result lives through the loop. Its rows move to the top of
+    // its buffer unless they overlap there; then slices alternate slots.
+    for (int64_t s = 1; s < slices; ++s) {
+      Rows c = plan.carried[s][k];
+      if (!c.size())
+        continue;
+      res.start = 0, res.end = n - 1;
+      if (c.lo - plan.held[s - 1][plan.results[k]].lo < c.size())
+        res.slots = 2;
+    }
   }
   for (GroupPlan::Buffer &b : plan.buffers) {
     if (b.kind == GroupPlan::Kind::Input)
@@ -641,19 +677,23 @@ static void emitRefold(CodegenContext &ctx, LBuf &toBuf, const Operand &to,
 
 static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
                                         const Target &target, int64_t chunk,
-                                        int64_t slices, int64_t nSlices);
+                                        int64_t slices, int64_t nSlices,
+                                        bool carry);
 
 /// Plans `ops`; rows-view groups hold `chunk` rows per lane of each tensor
 /// (0: all of them); NCHW groups run as `nSlices` slices of the batch, each
 /// as `slices` slices of rows. A lane move (GDMA moves between lanes) takes
 /// an operand and a result of one slot of the lanes each: a move's part of
 /// a tensor of several slots would not be where the bmodel verifier can
-/// tell it from a misplaced read.
+/// tell it from a misplaced read. Slices of rows carry their halos from
+/// slice to slice where the carried results fit, else recompute them.
 static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
                                       const Target &target, int64_t chunk,
                                       int64_t slices = 1,
                                       int64_t nSlices = 1) {
-  auto plan = planBuffers(ops, target, chunk, slices, nSlices);
+  auto plan = planBuffers(ops, target, chunk, slices, nSlices, true);
+  if (failed(plan) && slices > 1)
+    plan = planBuffers(ops, target, chunk, slices, nSlices, false);
   if (failed(plan))
     return failure();
   for (size_t k = 0; k < ops.size(); ++k) {
@@ -672,7 +712,8 @@ static FailureOr<GroupPlan> planChunk(ArrayRef<Operation *> ops,
 
 static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
                                         const Target &target, int64_t chunk,
-                                        int64_t slices, int64_t nSlices) {
+                                        int64_t slices, int64_t nSlices,
+                                        bool carry) {
   GroupPlan plan;
   const int n = int(ops.size());
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
@@ -969,7 +1010,7 @@ static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
     return failure();
   if (slices > 1 || nSlices > 1) {
     if (rows || llvm::is_contained(plan.loaded, true) ||
-        failed(sliceRows(plan, ops, members, slices)))
+        failed(sliceRows(plan, ops, members, slices, carry)))
       return failure();
     for (GroupPlan::Buffer &b : plan.buffers)
       b.bytes = b.slots * bytesOf(b.shape, b.dtype);
@@ -1024,8 +1065,16 @@ static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
   // A result an op may write over its dying operand (localInPlace) can
   // share that operand's buffer: tried when the group does not fit
   // otherwise (NCHW groups; rows-view chunks alternate their own halves).
+  // Not with carried rows, which move the rows an op writes against those
+  // it reads.
   std::vector<int> shares(plan.buffers.size(), -1);
-  for (int k = 0; k < n && !rows; ++k) {
+  auto carries = [&](int j) {
+    return llvm::any_of(plan.carried, [&](const std::vector<Rows> &c) {
+      return c[j].size() > 0;
+    });
+  };
+  const bool anyCarried = llvm::any_of(llvm::seq(0, n), carries);
+  for (int k = 0; k < n && !rows && !anyCarried; ++k) {
     auto cg = cast<CodegenInterface>(ops[k]);
     GroupPlan::Buffer &r = plan.buffers[plan.results[k]];
     if (plan.loaded[k] || plan.views[k] || !plan.temps[k].empty() ||
@@ -1606,7 +1655,18 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
       return failure();
     for (size_t k = 0; k < ops.size(); ++k) {
       int r = plan.results[k];
-      Rows out = plan.held[s][r];
+      Rows held = plan.held[s][r], out = plan.computed[s][k],
+           carried = plan.carried[s][k];
+      if (!held.size())
+        continue;
+      LBuf &resBuf = make(r, slot(r, g));
+      // The rows the previous slice computed move to the top of the
+      // buffer (a TIU copy: it follows that slice's compute in order).
+      if (carried.size()) {
+        Operand from = lmem(r, g - 1, plan.held[(g - 1) % S][r], carried);
+        ctx.tiu(makeCast(lmem(r, g, held, carried), from),
+                {&bufs[r][slot(r, g - 1)], &resBuf});
+      }
       if (!out.size())
         continue;
       LocalOperands lo;
@@ -1618,7 +1678,7 @@ static LogicalResult emitSliced(CodegenContext &ctx, ArrayRef<Operation *> ops,
             i < 0 ? LocalTensor{}
                   : LocalTensor{lmem(i, g, heldRows(i, g), plan.reads[s][k][j]),
                                 &bufs[i][slot(i, g)]});
-      lo.result = {lmem(r, g, out, out), &make(r, slot(r, g))};
+      lo.result = {lmem(r, g, held, out), &resBuf};
       for (int i : plan.temps[k])
         lo.temps.push_back({lmem(i, g, {0, out.size()}, {0, out.size()}),
                             &make(i, 0)});

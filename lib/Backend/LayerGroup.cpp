@@ -27,7 +27,8 @@
 // (slicedCycles): the weights and the first slice's images and rows load
 // up front, then each slice's loads overlap the previous slice's compute
 // and its stores the next's; the TIU work of each op grows with the halo
-// rows it recomputes (slices along N have none).
+// rows it recomputes (slices along N have none; results that carry their
+// halos from slice to slice recompute none).
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Backend/CodegenInterface.h"
@@ -250,7 +251,10 @@ double slicedCycles(ArrayRef<Operation *> ops, const GroupPlan &plan,
         load[s] += moveCycles(int(i), plan.held[s][i].size());
     for (size_t k = 0; k < ops.size(); ++k) {
       int r = plan.results[k];
-      double frac = double(plan.held[s][r].size()) / double(pb[r].height);
+      // Carried halo rows cost a copy, not their compute.
+      double frac = double(plan.computed[s][k].size()) / double(pb[r].height);
+      if (plan.carried[s][k].size())
+        tiu[s] += t.tiu_issue_cycles;
       if (frac > 0)
         tiu[s] += (tiuCycles(ops[k], t, pb[r].shape[1], plan.lanes[k]) -
                    t.tiu_issue_cycles) * frac *
@@ -350,10 +354,12 @@ void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
   // Each buffer is named by its tensor, a temp by the op it serves.
   std::vector<std::string> names(plan.buffers.size());
   std::vector<bool> stored(plan.buffers.size(), false);
+  std::vector<int> producer(plan.buffers.size(), -1);
   for (size_t k = 0; k < ops.size(); ++k) {
     for (int t : plan.temps[k])
       names[t] = "temp of " + getOpName(ops[k]);
     stored[plan.results[k]] = plan.stored[k];
+    producer[plan.results[k]] = int(k);
   }
   for (size_t i = 0; i < plan.buffers.size(); ++i)
     if (Value v = plan.buffers[i].value)
@@ -381,6 +387,8 @@ void tpuc::backend::printGroupPlan(raw_ostream &os, ArrayRef<Operation *> ops,
       for (int64_t s = 0; s < plan.slices; ++s) {
         GroupPlan::Rows r = plan.held[s][i];
         os << (s ? " | " : " ") << r.lo << "-" << r.hi;
+        if (producer[i] >= 0 && plan.carried[s][producer[i]].size())
+          os << " (" << plan.carried[s][producer[i]].size() << " carried)";
       }
     }
   }

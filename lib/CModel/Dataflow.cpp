@@ -25,6 +25,7 @@
 //   * view: the reader's byte range contains the writer's or lies inside
 //     it, so a read never sees the edge of a write that strayed from its
 //     buffer (a shifted or reversed view) nor the stale tail behind it;
+//     or both are parts of one layout (sameRowsLayout);
 //   * dtype: bytes are read as the element type they were written as.
 //
 //===----------------------------------------------------------------------===//
@@ -43,6 +44,21 @@ struct Write {
   const Operand *op;
   Extent e;
 };
+
+/// Whether `a` and `b` are parts of one tensor layout: the same start
+/// lane, width and strides, a whole number of rows apart (a lane slot of
+/// channels being a whole number of rows). A buffer whose rows are written
+/// in parts (a slice's halo rows copied from the previous slice, the
+/// others computed, perhaps in runs of channels) is read across them; each
+/// byte means the same element in both views, up to that offset.
+bool sameRowsLayout(const Operand &a, const Operand &b) {
+  const int64_t row = int64_t(a.stride[2]) * int64_t(dtypeSize(a.dtype));
+  const int64_t apart = int64_t(a.addr) - int64_t(b.addr);
+  return a.dtype == b.dtype && a.start_lane == b.start_lane &&
+         a.shape[3] == b.shape[3] && row > 0 && a.stride[1] % a.stride[2] == 0 &&
+         std::equal(std::begin(a.stride), std::end(a.stride), std::begin(b.stride)) &&
+         apart % row == 0;
+}
 
 bool readsDst(const Instruction &i) {
   return (i.op == Opcode::Conv || i.op == Opcode::MatMul) && (i.flags & kFlagAccumulate);
@@ -140,7 +156,7 @@ Status checkDataflow(const std::vector<Instruction> &tiu,
         }
         bool inside = re.lo >= wr.e.lo && re.hi <= wr.e.hi;
         bool around = wr.e.lo >= re.lo && wr.e.hi <= re.hi;
-        if (!inside && !around) {
+        if (!inside && !around && !sameRowsLayout(r, wo)) {
           st = Status::error("view mismatch: " + who() + " reads LMEM bytes [" +
                              std::to_string(re.lo) + ", " + std::to_string(re.hi) + ") and " +
                              by() + " wrote [" + std::to_string(wr.e.lo) + ", " +

@@ -23,9 +23,9 @@ func.func @main(%arg0: tensor<4x16x32x64xf32>) -> tensor<4x32x16x32xf32> {
 
 // -----
 
-// CHECK: remark: loc(fused["c0", "p", "c1"]): layer group plan: 3 ops, 49152 bytes per lane, 2 slices along N (1 of 2 images each), 5 slices along H
-// CHECK-NEXT: input 'x' [1, 16, 17, 128] f32 at 0 (17408 bytes in 2 slots), ops 0-2, rows 0-13 | 10-25 | 22-39 | 36-51 | 48-64
-// IR: tpu.Group -> (tensor<2x32x32x64xf32>) attributes {h_slices = 5 : i64, n_slices = 2 : i64} {
+// CHECK: remark: loc(fused["c0", "p", "c1"]): layer group plan: 3 ops, 20480 bytes per lane, 2 slices along N (1 of 2 images each), 16 slices along H
+// CHECK-NEXT: input 'x' [1, 16, 6, 128] f32 at 0 (6144 bytes in 2 slots), ops 0-2, rows 0-5 | 3-9 | 7-13 | {{.*}} | 59-64
+// IR: tpu.Group -> (tensor<2x32x32x64xf32>) attributes {h_slices = 16 : i64, n_slices = 2 : i64} {
 func.func @main(%arg0: tensor<2x16x64x128xf32>) -> tensor<2x32x32x64xf32> {
   %x = "top.Input"(%arg0) : (tensor<2x16x64x128xf32>) -> tensor<2x16x64x128xf32> loc("x")
   %none = "top.None"() : () -> none

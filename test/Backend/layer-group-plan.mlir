@@ -3,15 +3,18 @@
 // tensor, shape, dtype, per-lane offset and size, the ops between which it
 // lives) and, sliced along H, the rows each input and result holds per
 // slice. Going backwards from the stored result, the pool's 3x3/2 window
-// and the conv's 3x3 window widen each slice's rows by their halos.
+// and the conv's 3x3 window widen each slice's rows by their halos. The
+// conv's halo row is carried: each slice copies it from the previous one
+// (whose rows the conv's buffer keeps through the loop) and computes the
+// rows after it, so the input holds only the rows those need.
 
-// CHECK: remark: loc(fused["c0", "p", "c1"]): layer group plan: 3 ops, 36864 bytes per lane, 7 slices along H
-// CHECK-NEXT: input 'x' [1, 16, 13, 128] f32 at 0 (13312 bytes in 2 slots), ops 0-2, rows 0-9 | 6-19 | 16-27 | 24-37 | 34-45 | 42-55 | 52-64
-// CHECK-NEXT: weight 'w0' [16, 32, 3, 3] f32 at 13312 (1152 bytes), ops 0-2
-// CHECK-NEXT: result 'c0' [1, 32, 11, 128] f32 at 16384 (11264 bytes), ops 0-1, rows 0-8 | 7-18 | 17-26 | 25-36 | 35-44 | 43-54 | 53-64
-// CHECK-NEXT: result 'p' [1, 32, 5, 64] f32 at 32768 (2560 bytes), ops 1-2, rows 0-4 | 4-9 | 9-13 | 13-18 | 18-22 | 22-27 | 27-32
-// CHECK-NEXT: weight 'w1' [32, 32, 1, 1] f32 at 14464 (256 bytes), ops 0-2
-// CHECK-NEXT: result 'c1' [1, 32, 5, 64] f32 at 27648 (5120 bytes in 2 slots), ops 0-2, stored, rows 0-4 | 4-9 | 9-13 | 13-18 | 18-22 | 22-27 | 27-32
+// CHECK: remark: loc(fused["c0", "p", "c1"]): layer group plan: 3 ops, 20480 bytes per lane, 16 slices along H
+// CHECK-NEXT: input 'x' [1, 16, 6, 128] f32 at 0 (6144 bytes in 2 slots), ops 0-2, rows 0-5 | 3-9 | 7-13 | 11-17 | {{.*}} | 55-61 | 59-64
+// CHECK-NEXT: weight 'w0' [16, 32, 3, 3] f32 at 6144 (1152 bytes), ops 0-2
+// CHECK-NEXT: result 'c0' [1, 32, 5, 128] f32 at 8192 (5120 bytes), ops 0-2, rows 0-4 | 3-8 (1 carried) | 7-12 (1 carried) | {{.*}} | 59-64 (1 carried)
+// CHECK-NEXT: result 'p' [1, 32, 2, 64] f32 at 16384 (1024 bytes), ops 1-2, rows 0-2 | 2-4 | 4-6 | {{.*}} | 30-32
+// CHECK-NEXT: weight 'w1' [32, 32, 1, 1] f32 at 7296 (256 bytes), ops 0-2
+// CHECK-NEXT: result 'c1' [1, 32, 2, 64] f32 at 13312 (2048 bytes in 2 slots), ops 0-2, stored, rows 0-2 | 2-4 | {{.*}} | 30-32
 // CHECK-NEXT: estimated {{[0-9]+}} cycles
 func.func @windows(%arg0: tensor<1x16x64x128xf32>) -> tensor<1x32x32x64xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x16x64x128xf32>) -> tensor<1x16x64x128xf32> loc("x")

@@ -114,6 +114,11 @@ struct GroupPlan {
   /// ones) and the rows of its result stored (those no earlier slice did).
   std::vector<std::vector<llvm::SmallVector<Rows, 4>>> reads;
   std::vector<std::vector<Rows>> storedRows;
+  /// Per slice and op: the rows of its result it computes, and the first
+  /// of the held ones it copies instead from the previous slice, which
+  /// computed them (a halo carried, not recomputed: see sliceRows); held =
+  /// carried + computed.
+  std::vector<std::vector<Rows>> computed, carried;
 };
 
 /// Whether `op` can be a member of a layer group at all.

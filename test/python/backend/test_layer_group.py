@@ -179,7 +179,7 @@ def test_batch_sliced_block_matches(chip, tmp_path):
     """The conv block on a batch of 4 whose maps do not fit local memory
     together runs as a loop over slices of the batch (no halo), the middle
     result stored per slice, all equal to the interpreter's."""
-    net, outs = block_net(np.random.default_rng(6), shape=(4, 8, 64, 64))
+    net, outs = block_net(np.random.default_rng(6), shape=(4, 8, 48, 48))
     text, grouped, named = run(net, outs, chip, tmp_path)
     assert max(group_slices(text, "n")) > 1, text
     _, plain, _ = run(net, outs, chip, tmp_path, layer_group=False)
