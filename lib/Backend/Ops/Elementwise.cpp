@@ -226,12 +226,10 @@ struct BinaryModel
     return true;
   }
   bool localElementwise(Operation *) const { return true; }
-  /// Operands of the result's shape (the INT32 scratch is).
+  /// Operands broadcasting to the result as supportsLocal's (the INT32
+  /// scratch has the result's shape: each rescale broadcasts its operand).
   bool localQuantized(Operation *op) const {
-    auto out = getShape(op->getResult(0));
-    return QuantBinary::supports(op, Kind) &&
-           llvm::all_of(op->getOperands(),
-                        [&](Value v) { return getShape(v) == out; });
+    return QuantBinary::supports(op, Kind) && supportsLocal(op);
   }
   unsigned localTemps(Operation *op) const { return isQuantizedOp(op) ? 2 : 0; }
   Type localTempType(Operation *op, unsigned) const {

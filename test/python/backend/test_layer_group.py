@@ -490,6 +490,29 @@ def test_int8_lut_rows_group_bit_exact(chip, tmp_path):
 
 
 @pytest.mark.parametrize("chip", CHIPS)
+def test_int8_channel_scale_group_bit_exact(chip, tmp_path):
+    """INT8 Mul and Add by per-channel weights ([C, 1, 1] first, a layer
+    scale, and [1, C, 1, 1] with a zero point, a shift) after a conv join
+    its group: each operand's rescale broadcasts it over the INT32 scratch.
+    Bit-exact with the interpreter; the conv's result never reaches DDR."""
+    rng = np.random.default_rng(10)
+    shape = (1, 24, 32, 32)
+    net = Net()
+    x, xs = quant_input(net, "x", shape, rng, 0.03)
+    y, s, ys = qconv(net, x, xs, shape, 24, (3, 3), rng, "c0", pads=(1, 1, 1, 1))
+    g = net.weight("g", rng.integers(-127, 128, (24, 1, 1), dtype=np.int8), q8(0.01))
+    m = net.op("tpu.Mul", [g, y], s, "", "m", elem=q8(0.05))
+    b = net.weight("b", rng.integers(-127, 128, (1, 24, 1, 1), dtype=np.int8), q8(0.02, 5))
+    a = net.op("tpu.Add", [m, b], s, "do_relu = true", "a", elem=q8(0.04, -3))
+    text, grouped, named = run(net, [dequant(net, a, s, "o")], chip, tmp_path)
+    grouped_ops = grouped_lines(text)
+    for line in text.splitlines():
+        if '"tpu.Mul"' in line or '"tpu.Add"' in line:
+            assert line.strip() in grouped_ops, line
+    assert "c0" not in named and "m" not in named
+
+
+@pytest.mark.parametrize("chip", CHIPS)
 @pytest.mark.parametrize("hw", [16, 128])
 def test_channel_mean_conv_group(chip, hw, tmp_path):
     """A 1x1 conv to one channel with equal weights (LayerNorm over C as
