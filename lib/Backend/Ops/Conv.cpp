@@ -47,6 +47,7 @@
 #include "ConvTiling.h"
 #include "Epilogue.h"
 #include "tpuc/Backend/LayerGroup.h"
+#include "tpuc/Chip/CModel.h"
 
 using namespace mlir;
 using namespace tpuc::chip;
@@ -62,23 +63,45 @@ constexpr int64_t kFirstStepBands = 8;
 LogicalResult emitConv(tpu::ConvOp op, CodegenContext &ctx,
                        TileEpilogue *tileEp, tpu::ConvOp prologue = {});
 
+/// The one value of the filter of a 1x1 conv to one channel (unstrided,
+/// unpadded) whose filter values are all equal: the conv is that value
+/// times the sum of its input's channels, plus its bias.
+static std::optional<float> equalWeight(tpu::ConvOp op) {
+  auto f = getShape(op.getFilter());
+  if (f.size() != 4 || f[0] != 1 || f[2] != 1 || f[3] != 1 ||
+      op.getGroup() != 1 ||
+      llvm::any_of(getI64s(op.getStrides()), [](int64_t x) { return x != 1; }) ||
+      llvm::any_of(getI64s(op.getPads()), [](int64_t x) { return x != 0; }) ||
+      !op.getFilter().getDefiningOp<top::WeightOp>())
+    return std::nullopt;
+  auto w = op.getFilter().getDefiningOp<top::WeightOp>().read();
+  if (failed(w) || (*w)->empty() ||
+      llvm::any_of(**w, [&](float x) { return x != (*w)->front(); }))
+    return std::nullopt;
+  return (*w)->front();
+}
+
+/// channelSum's INT8 counterpart: the INT8 filter value of such a conv,
+/// whose INT32 accumulator is then the sum across the lanes times it plus
+/// the bias (exact integer arithmetic: equal to the conv's), requantized.
+static std::optional<float> int8ChannelSum(tpu::ConvOp op) {
+  if (!isQuantizedOp(op) ||
+      chipDType(op.getInput().getType()) != DType::INT8)
+    return std::nullopt;
+  return equalWeight(op);
+}
+
 /// A float 1x1 conv to one channel whose weights are all equal (a mean
 /// over the channels: LayerNorm over C becomes one) as a sum across the
 /// lanes, then the weight and the bias as scalars: (weight, bias). As a
 /// conv it would run on one lane.
 std::optional<std::pair<float, float>> channelSum(tpu::ConvOp op) {
-  auto f = getShape(op.getFilter());
   auto isF32 = [](Value v) { return chipDType(v.getType()) == DType::F32; };
-  if (f.size() != 4 || f[0] != 1 || f[2] != 1 || f[3] != 1 ||
-      op.getGroup() != 1 || !isF32(op.getInput()) || !isF32(op.getOutput()) ||
-      llvm::any_of(getI64s(op.getStrides()), [](int64_t x) { return x != 1; }) ||
-      llvm::any_of(getI64s(op.getPads()), [](int64_t x) { return x != 0; }) ||
-      !op.getFilter().getDefiningOp<top::WeightOp>() ||
+  if (!isF32(op.getInput()) || !isF32(op.getOutput()) ||
       (!isNone(op.getBias()) && !op.getBias().getDefiningOp<top::WeightOp>()))
     return std::nullopt;
-  auto w = op.getFilter().getDefiningOp<top::WeightOp>().read();
-  if (failed(w) || (*w)->empty() ||
-      llvm::any_of(**w, [&](float x) { return x != (*w)->front(); }))
+  auto w = equalWeight(op);
+  if (!w)
     return std::nullopt;
   float bias = 0;
   if (!isNone(op.getBias())) {
@@ -87,7 +110,7 @@ std::optional<std::pair<float, float>> channelSum(tpu::ConvOp op) {
       return std::nullopt;
     bias = (*b)->front();
   }
-  return std::make_pair((*w)->front(), bias);
+  return std::make_pair(*w, bias);
 }
 
 /// Passes folding k partial sums in halves onto the first of them.
@@ -452,7 +475,27 @@ struct ConvModel
     if (isQuantizedOp(op)) {
       // The INT8 relu limit is in the result's type already.
       const Operand &acc = t.temps[0].lmem;
-      t.emit(makeConv(acc, t.operands[0].lmem, t.operands[1].lmem, bias, cp));
+      Instruction conv =
+          makeConv(acc, t.operands[0].lmem, t.operands[1].lmem, bias, cp);
+      // A sum across the lanes where that takes fewer cycles than the conv
+      // on one lane (an INT8 conv reads many channels per cycle).
+      SmallVector<Instruction, 3> sum;
+      if (auto w = int8ChannelSum(op)) {
+        sum.push_back(makeReduce(chip::ReduceMode::Sum, acc, t.operands[0].lmem, 1));
+        if (*w != 1.f)
+          sum.push_back(makeBinaryScalar(BinaryOp::Mul, acc, acc, *w));
+        if (t.operands[2].buf)
+          sum.push_back(makeBinary(BinaryOp::Add, acc, acc, bias));
+      }
+      uint64_t sumCycles = 0;
+      for (const Instruction &i : sum)
+        sumCycles += chip::instructionCycles(i, ctx.target());
+      if (!sum.empty() &&
+          sumCycles < chip::instructionCycles(conv, ctx.target()))
+        for (const Instruction &i : sum)
+          t.emit(i);
+      else
+        t.emit(conv);
       Requant rq;
       rq.zp = resultZeroPoint(op);
       const Operand &table = t.operands[3].lmem;

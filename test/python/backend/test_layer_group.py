@@ -13,7 +13,8 @@ from tpuc import runtime as rt
 from tpuc.testing.groups import group_slices, grouped_lines, layer_groups
 
 from backendutil import CHIPS, MIN_COSINE, REL_TOL, Net
-from test_codegen_int8 import dequant, q8, qconv, qmatmul, quant_input
+from test_codegen_int8 import (dequant, q8, q8_channels, qconv, qmatmul, quant_input,
+                               quantize_multiplier)
 from test_codegen_ops import conv
 
 LANE_BYTES = {"tpu_edge": 65536, "tpu_pro": 262144}
@@ -487,6 +488,40 @@ def test_int8_lut_rows_group_bit_exact(chip, tmp_path):
         if '"tpu.Lut"' in line or '"tpu.Add"' in line:
             assert line.strip() in grouped_ops, line
     assert "a" not in named
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_int8_channel_mean_group_bit_exact(chip, tmp_path):
+    """An INT8 1x1 conv to one channel with equal weights (the mean of an
+    INT8 LayerNorm over C) in a group sums across the lanes instead of
+    running as a conv on one lane where the timing model makes that cheaper
+    (tpu_pro here, not tpu_edge): bit-exact
+    with the interpreter, and never more TIU cycles than the same conv with
+    one weight changed."""
+    def build(weights):
+        rng = np.random.default_rng(11)
+        shape = (1, 32, 24, 24)
+        net = Net()
+        x, xs = quant_input(net, "x", shape, rng, 0.03)
+        y, s, ys = qconv(net, x, xs, shape, 32, (3, 3), rng, "c0", pads=(1, 1, 1, 1))
+        w = net.weight("mean_w", weights.reshape(1, 32, 1, 1), q8_channels([0.0002]))
+        b = net.weight("mean_b", np.array([-1234], np.int32), "i32")
+        qt = net.weight("mean_q", np.array([quantize_multiplier(ys[0] * 0.0002 / 0.01)],
+                                           np.int32), "i32")
+        one = (1, 1, 24, 24)
+        attrs = ("kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], "
+                 "dilations = [1, 1], group = 1 : i64, do_relu = false")
+        mean = net.op("tpu.Conv", [y, w, b, qt], one, attrs, "mean", elem=q8(0.01, 2))
+        return run(net, [dequant(net, mean, one, "o")], chip, tmp_path)
+    equal = np.full(32, 127, np.int8)
+    text, r, named = build(equal)
+    assert '"tpu.Conv"' in "".join(grouped_lines(text)), text
+    other = equal.copy()
+    other[5] = 126
+    _, r_conv, _ = build(other)
+    assert r.stats.tiu_cycles <= r_conv.stats.tiu_cycles
+    if chip == "tpu_pro":
+        assert r.stats.tiu_cycles < r_conv.stats.tiu_cycles
 
 
 @pytest.mark.parametrize("chip", CHIPS)
