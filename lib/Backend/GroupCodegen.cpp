@@ -1960,13 +1960,63 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     }
     return success();
   };
+  // Likewise whole weights (in order of first use, not those loaded in
+  // parts or runs) load ahead of such an input, as many as the DDR moves
+  // in one latency: the input's reload starts only once the stores have
+  // landed, and more would hold the stores back. Only weights whose LMEM
+  // neither the stores nor the TIU work they wait for touch go: a load
+  // fenced on later compute would hold the GDMA queue behind it.
+  auto preloadWeights = [&]() -> LogicalResult {
+    const size_t end = nextBounce(0);
+    bool waits = false;
+    for (size_t k = 0; k < end && !waits; ++k)
+      for (int i : plan->operands[k])
+        if (i >= 0 && pb[i].kind == GroupPlan::Kind::Input) {
+          auto addr = ddrAddr(pb[i].value);
+          waits = waits || (addr && ctx.loadWaitsForDeferred(LBuf(), ddr(i, *addr)));
+        }
+    if (!waits)
+      return success();
+    const Target &t = ctx.target();
+    double budget = t.ddr_latency_cycles * t.ddr_bytes_per_cycle;
+    const uint32_t fence = ctx.deferredTiuWait();
+    for (size_t k = 0; k < end; ++k) {
+      auto cg = cast<CodegenInterface>(ops[k]);
+      for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
+        if (i < 0 || pb[i].kind != GroupPlan::Kind::Weight || loaded[i] ||
+            !partLoads[i].empty() || (!split[k].empty() && j == 1) ||
+            cg.localColumnParts(unsigned(j)) > 1 ||
+            cg.localRowParts(unsigned(j), ctx.lanes()) > 1)
+          continue;
+        const double bytes =
+            double(numElements(pb[i].shape) * dtypeSize(pb[i].dtype));
+        if (bytes > budget)
+          return success();
+        auto addr = ddrAddr(pb[i].value);
+        if (!addr)
+          return ctx.error() << "group operand has no DDR address";
+        make(i);
+        if (bufs[i].tiu > fence ||
+            ctx.overlapsDeferred(bufs[i].addr, bufs[i].addr + bufs[i].bytes))
+          continue;
+        Operand to = lmem(i);
+        ctx.load(bufs[i], to, ddr(i, *addr));
+        cg.codegenLocalWeightLayout(ctx, unsigned(j), bufs[i], to,
+                                    plan->lanes[k]);
+        loaded[i] = true;
+        budget -= bytes;
+      }
+    }
+    return success();
+  };
   auto loadChunk = [&](int64_t c) -> LogicalResult {
     useChunk(c);
     loaded.assign(pb.size(), false);
     partLoads.assign(pb.size(), {});
     issued = 0;
     allowed = cutLoads ? cutFrom(0) : ops.size();
-    if (c == 0 && !plan->rows && failed(preloadPart()))
+    if (c == 0 && !plan->rows &&
+        (failed(preloadPart()) || failed(preloadWeights())))
       return failure();
     if (failed(pump()))
       return failure();
