@@ -618,6 +618,48 @@ static void foldBatches(GroupPlan &plan, ArrayRef<Operation *> ops,
   }
 }
 
+/// In a group of whole tensors the GDMA moves of an op moving elements
+/// across the lanes (CodegenInterface::localGdmaMoves) would queue behind
+/// every load the group issues up front, which its TIU work waits for:
+/// the loads of the ops from the first one starting two DDR latencies
+/// after it go behind its moves instead (GroupPlan::loadCuts), as after a
+/// refold's.
+static void cutLoadsAtLaneMoves(GroupPlan &plan, ArrayRef<Operation *> ops,
+                                const Target &target) {
+  const int n = int(ops.size());
+  auto moves = [&](int k) {
+    return !plan.views[k] && !plan.loaded[k] &&
+           cast<CodegenInterface>(ops[k]).localGdmaMoves(target.lanes) > 0;
+  };
+  bool any = false;
+  for (int k = 0; k < n; ++k)
+    any = any || moves(k);
+  if (!any)
+    return;
+  std::vector<double> end(n);
+  for (int k = 0; k < n; ++k)
+    end[k] = (k ? end[k - 1] : 0) +
+             (plan.views[k] || plan.loaded[k]
+                  ? 0
+                  : estimateLocalTiuCycles(
+                        ops[k], target,
+                        plan.buffers[plan.results[k]].shape[1],
+                        plan.lanes[k]));
+  if (plan.loadCuts.empty())
+    plan.loadCuts.assign(n, -1);
+  int cut = 0;
+  for (int k = 0; k < n; ++k) {
+    if (plan.loadCuts[k] >= 0 || !moves(k)) {
+      cut = std::max(cut, plan.loadCuts[k]);
+      continue;
+    }
+    int j = std::max(cut, k + 2);
+    while (j < n && end[j - 1] - end[k] < 2 * target.ddr_latency_cycles)
+      ++j;
+    plan.loadCuts[k] = cut = std::min(j, n);
+  }
+}
+
 /// Copies the tensor `from` (in `fromBuf`) into `to` (in `toBuf`), one of
 /// them held with its batch folded into the rows, [1, B R, 1, W], the other
 /// not, [B, R, 1, W] (GroupPlan::refolds): a GDMA move per image, between
@@ -962,8 +1004,10 @@ static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
     plan.temps.push_back(temps);
     plan.stored.push_back(isStoredInGroup(op, ops));
   }
-  if (!rows && slices <= 1 && nSlices <= 1)
+  if (!rows && slices <= 1 && nSlices <= 1) {
     foldBatches(plan, ops, target, bytesOf);
+    cutLoadsAtLaneMoves(plan, ops, target);
+  }
   if (nSlices > 1 && (rows || ownLayouts || llvm::is_contained(plan.loaded, true) ||
                       failed(sliceBatch(plan, ops, nSlices))))
     return failure();
