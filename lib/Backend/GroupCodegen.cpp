@@ -654,6 +654,48 @@ static void foldBatches(GroupPlan &plan, ArrayRef<Operation *> ops,
   }
 }
 
+/// In a group of whole tensors the GDMA moves of an op moving elements
+/// across the lanes (CodegenInterface::localGdmaMoves) would queue behind
+/// every load the group issues up front, which its TIU work waits for:
+/// the loads of the ops from the first one starting two DDR latencies
+/// after it go behind its moves instead (GroupPlan::loadCuts), as after a
+/// refold's.
+static void cutLoadsAtLaneMoves(GroupPlan &plan, ArrayRef<Operation *> ops,
+                                const Target &target) {
+  const int n = int(ops.size());
+  auto moves = [&](int k) {
+    return !plan.views[k] && !plan.loaded[k] &&
+           cast<CodegenInterface>(ops[k]).localGdmaMoves(target.lanes) > 0;
+  };
+  bool any = false;
+  for (int k = 0; k < n; ++k)
+    any = any || moves(k);
+  if (!any)
+    return;
+  std::vector<double> end(n);
+  for (int k = 0; k < n; ++k)
+    end[k] = (k ? end[k - 1] : 0) +
+             (plan.views[k] || plan.loaded[k]
+                  ? 0
+                  : estimateLocalTiuCycles(
+                        ops[k], target,
+                        plan.buffers[plan.results[k]].shape[1],
+                        plan.lanes[k]));
+  if (plan.loadCuts.empty())
+    plan.loadCuts.assign(n, -1);
+  int cut = 0;
+  for (int k = 0; k < n; ++k) {
+    if (plan.loadCuts[k] >= 0 || !moves(k)) {
+      cut = std::max(cut, plan.loadCuts[k]);
+      continue;
+    }
+    int j = std::max(cut, k + 2);
+    while (j < n && end[j - 1] - end[k] < 2 * target.ddr_latency_cycles)
+      ++j;
+    plan.loadCuts[k] = cut = std::min(j, n);
+  }
+}
+
 /// Copies the tensor `from` (in `fromBuf`) into `to` (in `toBuf`), one of
 /// them held with its batch folded into the rows, [1, B R, 1, W], the other
 /// not, [B, R, 1, W] (GroupPlan::refolds): a GDMA move per image, between
@@ -1003,8 +1045,10 @@ static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
     plan.temps.push_back(temps);
     plan.stored.push_back(isStoredInGroup(op, ops));
   }
-  if (!rows && slices <= 1 && nSlices <= 1)
+  if (!rows && slices <= 1 && nSlices <= 1) {
     foldBatches(plan, ops, target, bytesOf);
+    cutLoadsAtLaneMoves(plan, ops, target);
+  }
   if (nSlices > 1 && (rows || ownLayouts || llvm::is_contained(plan.loaded, true) ||
                       failed(sliceBatch(plan, ops, nSlices))))
     return failure();
@@ -2020,13 +2064,63 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     }
     return success();
   };
+  // Likewise whole weights (in order of first use, not those loaded in
+  // parts or runs) load ahead of such an input, as many as the DDR moves
+  // in one latency: the input's reload starts only once the stores have
+  // landed, and more would hold the stores back. Only weights whose LMEM
+  // neither the stores nor the TIU work they wait for touch go: a load
+  // fenced on later compute would hold the GDMA queue behind it.
+  auto preloadWeights = [&]() -> LogicalResult {
+    const size_t end = nextBounce(0);
+    bool waits = false;
+    for (size_t k = 0; k < end && !waits; ++k)
+      for (int i : plan->operands[k])
+        if (i >= 0 && pb[i].kind == GroupPlan::Kind::Input) {
+          auto addr = ddrAddr(pb[i].value);
+          waits = waits || (addr && ctx.loadWaitsForDeferred(LBuf(), ddr(i, *addr)));
+        }
+    if (!waits)
+      return success();
+    const Target &t = ctx.target();
+    double budget = t.ddr_latency_cycles * t.ddr_bytes_per_cycle;
+    const uint32_t fence = ctx.deferredTiuWait();
+    for (size_t k = 0; k < end; ++k) {
+      auto cg = cast<CodegenInterface>(ops[k]);
+      for (auto [j, i] : llvm::enumerate(plan->operands[k])) {
+        if (i < 0 || pb[i].kind != GroupPlan::Kind::Weight || loaded[i] ||
+            !partLoads[i].empty() || (!split[k].empty() && j == 1) ||
+            cg.localColumnParts(unsigned(j)) > 1 ||
+            cg.localRowParts(unsigned(j), ctx.lanes()) > 1)
+          continue;
+        const double bytes =
+            double(numElements(pb[i].shape) * dtypeSize(pb[i].dtype));
+        if (bytes > budget)
+          return success();
+        auto addr = ddrAddr(pb[i].value);
+        if (!addr)
+          return ctx.error() << "group operand has no DDR address";
+        make(i);
+        if (bufs[i].tiu > fence ||
+            ctx.overlapsDeferred(bufs[i].addr, bufs[i].addr + bufs[i].bytes))
+          continue;
+        Operand to = lmem(i);
+        ctx.load(bufs[i], to, ddr(i, *addr));
+        cg.codegenLocalWeightLayout(ctx, unsigned(j), bufs[i], to,
+                                    plan->lanes[k]);
+        loaded[i] = true;
+        budget -= bytes;
+      }
+    }
+    return success();
+  };
   auto loadChunk = [&](int64_t c) -> LogicalResult {
     useChunk(c);
     loaded.assign(pb.size(), false);
     partLoads.assign(pb.size(), {});
     issued = 0;
     allowed = cutLoads ? cutFrom(0) : ops.size();
-    if (c == 0 && !plan->rows && failed(preloadPart()))
+    if (c == 0 && !plan->rows &&
+        (failed(preloadPart()) || failed(preloadWeights())))
       return failure();
     if (failed(pump()))
       return failure();

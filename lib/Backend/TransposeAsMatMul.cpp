@@ -5,7 +5,8 @@
 // sum_k I[w, k] X[c, k] = X[c, w]. In a layer group X is held with its rows
 // on the lanes ([1, C, 1, W]) and the result as [1, W, 1, C], the layouts
 // the matmul instruction reads and writes, so the transpose no longer
-// leaves the group through DDR.
+// leaves the group through DDR. Tokens transposed to channels for a global
+// average pool are averaged by a matmul instead (meanAsMatMul).
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Backend/Codegen.h"
@@ -154,6 +155,57 @@ void transposeFlat(tpu::PermuteOp op, int64_t C, int64_t W) {
   op.erase();
 }
 
+/// The global average pool reading `op`, when `op` turns F32 tokens
+/// [T, C] (leading dims of 1, as NHWC [1, H, W, C]) into channels [C, H, W]
+/// and that pool, its only user, averages each channel over all of H x W
+/// with no pads; else null.
+tpu::AvgPoolOp tokenMeanPool(tpu::PermuteOp op) {
+  auto in = getShape(op.getInput()), out = getShape(op.getOutput());
+  if (!op.getOutput().hasOneUse() || out.size() != 4 || out[0] != 1 ||
+      chipDType(op.getInput().getType()) != chip::DType::F32 ||
+      chipDType(op.getOutput().getType()) != chip::DType::F32)
+    return {};
+  auto pool = dyn_cast<tpu::AvgPoolOp>(*op.getOutput().getUsers().begin());
+  auto [shape, perm] = simplifyPermute(in, getI64s(op.getOrder()));
+  if (!pool || perm.size() != 2 || perm[0] != 1 || perm[1] != 0 ||
+      shape[1] != out[1] || shape[0] != out[2] * out[3] ||
+      getI64s(pool.getKernelShape()) != SmallVector<int64_t>{out[2], out[3]} ||
+      llvm::any_of(getI64s(pool.getPads()), [](int64_t p) { return p != 0; }))
+    return {};
+  return pool;
+}
+
+/// Replaces the transpose `op` and the global average pool `pool` of its
+/// tokens X [T, C] (see tokenMeanPool) by the matmul of a constant row of
+/// 1/T by X: the mean over the tokens, which sit on the lanes in a layer
+/// group and which no other local instruction sums across, comes out as
+/// one row [1, C], the layout a classifier reading the pooled features as
+/// a row wants, instead of leaving the group through DDR transposed.
+void meanAsMatMul(tpu::PermuteOp op, tpu::AvgPoolOp pool) {
+  OpBuilder b(op);
+  const std::string name = tpuc::getOpName(pool.getOperation());
+  auto out = getShape(op.getOutput());
+  const int64_t C = out[1], T = out[2] * out[3];
+  auto elem = cast<RankedTensorType>(op.getInput().getType()).getElementType();
+  Value none = b.create<top::NoneOp>(op.getLoc(), b.getNoneType());
+  Value x = b.create<tpu::ReshapeOp>(
+      NameLoc::get(b.getStringAttr(name + "_tokens")),
+      RankedTensorType::get({T, C}, elem), op.getInput());
+  Value mean = markDataMovement(top::WeightOp::createWithData(
+      b, op, name + "_mean_row", RankedTensorType::get({1, T}, elem),
+      std::vector<float>(size_t(T), 1.0f / float(T))));
+  Value mm = b.create<tpu::MatMulOp>(
+      NameLoc::get(b.getStringAttr(name + "_row")),
+      RankedTensorType::get({1, C}, elem), mean, x, none, Value(),
+      /*do_relu=*/false, /*right_transpose=*/false);
+  b.setInsertionPoint(pool);
+  Value y = b.create<tpu::ReshapeOp>(pool.getLoc(), pool.getOutput().getType(),
+                                     mm);
+  pool.getOutput().replaceAllUsesWith(y);
+  pool.erase();
+  op.erase();
+}
+
 struct TransposeAsMatMulPass
     : public tpuc::backend::impl::TransposeAsMatMulBase<TransposeAsMatMulPass> {
   using Base::Base;
@@ -170,6 +222,10 @@ struct TransposeAsMatMulPass
     SmallVector<tpu::PermuteOp> permutes;
     module.walk([&](tpu::PermuteOp op) { permutes.push_back(op); });
     for (tpu::PermuteOp op : permutes) {
+      if (auto pool = tokenMeanPool(op)) {
+        meanAsMatMul(op, pool);
+        continue;
+      }
       auto cw = smallTranspose(op, target.lanes);
       if (!cw) {
         if (auto flat = flatTranspose(op, target.lanes))

@@ -113,3 +113,38 @@ func.func @nhwc(%arg0: tensor<1x32x8x8xf32>, %arg1: tensor<1x16x8x8xf32>) -> (te
   return %t, %u : tensor<1x8x8x32xf32>, tensor<1x8x8x16xf32>
 }
 }
+
+// -----
+
+// A Swin head: the final tokens [4x4, 64] transposed to channels and
+// averaged over all 4x4 by a pool, then read as a row by the classifier.
+// The mean is a constant row of 1/16 times the tokens, whose result is the
+// row: layer norm, mean and classifier are one group.
+// CHECK-LABEL: func.func @mean
+// CHECK: %[[X:.*]] = "tpu.Reshape"(%{{.*}}) : (tensor<1x4x4x64xf32>) -> tensor<16x64xf32> loc("p_tokens")
+// CHECK: %[[R:.*]] = "top.Weight"() {tpu.data_movement} : () -> tensor<1x16xf32> loc("p_mean_row")
+// CHECK: %[[M:.*]] = "tpu.MatMul"(%[[R]], %[[X]], %{{.*}}) <{do_relu = false, right_transpose = false}> : (tensor<1x16xf32>, tensor<16x64xf32>, none) -> tensor<1x64xf32> loc("p_row")
+// CHECK: "tpu.Reshape"(%[[M]]) : (tensor<1x64xf32>) -> tensor<1x64x1x1xf32> loc("p")
+// CHECK-NOT: tpu.Permute
+// CHECK-NOT: tpu.AvgPool
+// GROUP-LABEL: func.func @mean
+// GROUP: tpu.Group
+// GROUP-NEXT: "tpu.LayerNorm"
+// GROUP: "tpu.MatMul"
+// GROUP: "tpu.MatMul"
+// GROUP-NEXT: tpu.Yield
+module attributes {top.weight_file = "WEIGHTS"} {
+func.func @mean(%arg0: tensor<1x4x4x64xf32>) -> tensor<1x10xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x4x4x64xf32>) -> tensor<1x4x4x64xf32> loc("x")
+  %g = "top.Weight"() : () -> tensor<64xf32> loc("g")
+  %b = "top.Weight"() : () -> tensor<64xf32> loc("b")
+  %w = "top.Weight"() : () -> tensor<64x10xf32> loc("w")
+  %c = "top.Weight"() : () -> tensor<10xf32> loc("c")
+  %n = "tpu.LayerNorm"(%x, %g, %b) {axis = 3 : i64, epsilon = 1.0e-5 : f64} : (tensor<1x4x4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<1x4x4x64xf32> loc("n")
+  %t = "tpu.Permute"(%n) {order = [0, 3, 1, 2]} : (tensor<1x4x4x64xf32>) -> tensor<1x64x4x4xf32> loc("t")
+  %p = "tpu.AvgPool"(%t) {kernel_shape = [4, 4], strides = [1, 1], pads = [0, 0, 0, 0]} : (tensor<1x64x4x4xf32>) -> tensor<1x64x1x1xf32> loc("p")
+  %f = "tpu.Reshape"(%p) : (tensor<1x64x1x1xf32>) -> tensor<1x64xf32> loc("f")
+  %y = "tpu.MatMul"(%f, %w, %c) {right_transpose = false} : (tensor<1x64xf32>, tensor<64x10xf32>, tensor<10xf32>) -> tensor<1x10xf32> loc("y")
+  return %y : tensor<1x10xf32>
+}
+}

@@ -80,7 +80,8 @@ struct GroupPlan {
   /// the op, GDMA moves copy `from` into `to`, an image at a time, across
   /// the lanes.
   std::vector<llvm::SmallVector<std::pair<int, int>, 2>> refolds;
-  /// Per op with refolds (else -1): the loads of the ops from this one on
+  /// Per op with refolds or lane moves (CodegenInterface::localGdmaMoves;
+  /// else -1): the loads of the ops from this one on
   /// wait behind its moves in the GDMA's queue (up to the next cut), so the
   /// moves need not wait for loads the TIU needs much later.
   std::vector<int> loadCuts;

@@ -75,7 +75,11 @@ def TransposeAsMatMul : Pass<"tpu-transpose-as-matmul", "::mlir::ModuleOp"> {
     Concat, which moves rows across the lanes, leaves no DDR round trip
     either. A transpose of a tensor read as a matrix [C, W] (NCHW to NHWC:
     [C, H W]) does the same between Reshapes to and from the matrix, when
-    the identity is no larger than the round trip (W at most 2 C). Run
+    the identity is no larger than the round trip (W at most 2 C). A
+    transpose of F32 tokens [T, C] to channels whose only user is a global
+    average pool (a Swin head's permute and pool) becomes the matmul of a
+    constant row of 1/T by the tokens: the mean over the lanes, as the row
+    [1, C] a classifier reads (not exact: each product by 1/T rounds). Run
     before tpu-layer-group; needs the module's weight file.
   }];
   let options = [
