@@ -2016,20 +2016,25 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     issued = std::max(issued, end);
     return success();
   };
+  // Whether an input of the ops before `end` waits in the GDMA queue for
+  // the previous op's held-back stores.
+  auto firstInputWaits = [&](size_t end) {
+    for (size_t k = 0; k < end; ++k)
+      for (int i : plan->operands[k])
+        if (i >= 0 && pb[i].kind == GroupPlan::Kind::Input) {
+          auto addr = ddrAddr(pb[i].value);
+          if (addr && ctx.loadWaitsForDeferred(LBuf(), ddr(i, *addr)))
+            return true;
+        }
+    return false;
+  };
   // A group's first activation load may wait in the GDMA queue for the
   // stores of the group before (a reload of its result), leaving the DDR
   // idle for their latency: the first part of the first weight loaded in
   // parts goes before it then.
   auto preloadPart = [&]() -> LogicalResult {
     const size_t end = nextBounce(0);
-    bool waits = false;
-    for (size_t k = 0; k < end && !waits; ++k)
-      for (int i : plan->operands[k])
-        if (i >= 0 && pb[i].kind == GroupPlan::Kind::Input) {
-          auto addr = ddrAddr(pb[i].value);
-          waits = waits || (addr && ctx.loadWaitsForDeferred(LBuf(), ddr(i, *addr)));
-        }
-    if (!waits)
+    if (!firstInputWaits(end))
       return success();
     for (size_t k = 0; k < end; ++k) {
       auto cg = cast<CodegenInterface>(ops[k]);
@@ -2072,14 +2077,7 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
   // fenced on later compute would hold the GDMA queue behind it.
   auto preloadWeights = [&]() -> LogicalResult {
     const size_t end = nextBounce(0);
-    bool waits = false;
-    for (size_t k = 0; k < end && !waits; ++k)
-      for (int i : plan->operands[k])
-        if (i >= 0 && pb[i].kind == GroupPlan::Kind::Input) {
-          auto addr = ddrAddr(pb[i].value);
-          waits = waits || (addr && ctx.loadWaitsForDeferred(LBuf(), ddr(i, *addr)));
-        }
-    if (!waits)
+    if (!firstInputWaits(end))
       return success();
     const Target &t = ctx.target();
     double budget = t.ddr_latency_cycles * t.ddr_bytes_per_cycle;
