@@ -1,6 +1,7 @@
-"""A zoo model prepared for the quantized modes: exported, transformed
-(with the Top interpreter's float reference) and calibrated on random
-samples, as the tests of the lowering and of the codegen both need."""
+"""A zoo model (or any ONNX file) prepared for the quantized modes:
+exported, transformed (with the Top interpreter's float reference) and
+calibrated on random samples, as the tests of the lowering and of the
+codegen both need."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,12 +28,19 @@ def prepare(name: str, out_dir: str | Path, samples: int = 16,
     normal samples drawn (then the test input) from `seed`."""
     out = Path(out_dir)
     spec = zoo.ZOO.get(name) or zoo.LARGE[name]
-    path = zoo.export(name, out)
+    return prepare_onnx(name, zoo.export(name, out), spec.inputs, out, samples, seed)
+
+
+def prepare_onnx(name: str, onnx_path: str | Path, inputs: dict[str, tuple],
+                 out_dir: str | Path, samples: int = 16, seed: int = 0) -> Prepared:
+    """The ONNX model at `onnx_path`, whose float32 inputs have the shapes
+    `inputs`, transformed and calibrated in `out_dir` as prepare does."""
+    out = Path(out_dir)
     rng = np.random.default_rng(seed)
 
     def sample():
         return {k: rng.standard_normal(s).astype(np.float32)
-                for k, s in spec.inputs.items()}
+                for k, s in inputs.items()}
     dataset = out / "dataset"
     dataset.mkdir(exist_ok=True)
     for k in range(samples):
@@ -40,6 +48,6 @@ def prepare(name: str, out_dir: str | Path, samples: int = 16,
     p = Prepared(out / f"{name}.mlir", out / "test_input.npz",
                  out / "top_outputs.npz", out / "cali_table")
     np.savez(p.test_input, **sample())
-    transform(name, path, p.mlir, test_input=p.test_input, test_result=p.reference)
+    transform(name, onnx_path, p.mlir, test_input=p.test_input, test_result=p.reference)
     calibrate(p.mlir, dataset, p.table, input_num=samples, progress=False)
     return p

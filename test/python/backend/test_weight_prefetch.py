@@ -17,9 +17,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from tpuc import compiler
 from tpuc import runtime as rt
-from tpuc.calibration.driver import calibrate
 from tpuc.deploy import deploy
-from tpuc.transform import transform
+from tpuc.testing.quant import prepare_onnx
 
 C, H = 128, 28
 
@@ -48,17 +47,9 @@ def pair_model(path: Path, rng) -> None:
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("prefetch")
-    rng = np.random.default_rng(3)
-    pair_model(tmp / "pair.onnx", rng)
-    data = tmp / "data"
-    data.mkdir()
-    for k in range(2):
-        np.savez(data / f"{k}.npz", x=rng.standard_normal((1, C, H, H)).astype(np.float32))
-    np.savez(tmp / "in.npz", x=rng.standard_normal((1, C, H, H)).astype(np.float32))
-    transform("pair", tmp / "pair.onnx", tmp / "pair.mlir", test_input=tmp / "in.npz",
-              test_result=tmp / "top.npz")
-    calibrate(tmp / "pair.mlir", data, tmp / "cali", input_num=2, progress=False)
-    return tmp
+    pair_model(tmp / "pair.onnx", np.random.default_rng(3))
+    return prepare_onnx("pair", tmp / "pair.onnx", {"x": (1, C, H, H)}, tmp, samples=2,
+                        seed=4)
 
 
 def without_prefetch(tpu_mlir: Path, bmodel: Path) -> None:
@@ -72,18 +63,18 @@ def without_prefetch(tpu_mlir: Path, bmodel: Path) -> None:
 
 @pytest.mark.parametrize("mode", ["F32", "INT8"])
 def test_prefetch_saves_cycles_same_result(pair, mode):
-    tmp = pair
-    r = deploy(tmp / "pair.mlir", quantize=mode, chip="tpu_edge",
-               model_path=tmp / f"pair_{mode}.bmodel", test_input=tmp / "in.npz",
-               test_reference=tmp / "top.npz",
-               calibration_table=tmp / "cali" if mode == "INT8" else None,
+    tmp = pair.mlir.parent
+    r = deploy(pair.mlir, quantize=mode, chip="tpu_edge",
+               model_path=tmp / f"pair_{mode}.bmodel", test_input=pair.test_input,
+               test_reference=pair.reference,
+               calibration_table=pair.table if mode == "INT8" else None,
                tolerance=(0.99, 0.9))
     assert r.passed
     if mode == "INT8":
         assert not r.int_mismatches
     plain = tmp / f"pair_{mode}_plain.bmodel"
     without_prefetch(r.tpu_mlir, plain)
-    x = dict(np.load(tmp / "in.npz"))
+    x = dict(np.load(pair.test_input))
     with_pf = rt.Model(r.bmodel).run(x)
     without = rt.Model(plain).run(x)
     for k, v in without.outputs.items():
