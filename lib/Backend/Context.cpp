@@ -244,26 +244,81 @@ void CodegenContext::beginPrefetch(uint64_t reserve,
   assert(reserve % kLmemAlign == 0 && reserve < target_.lmem_bytes_per_lane);
   prefetchReserve_ = reserve;
   prefetch_ = std::move(loads);
-  prefetchIssue_ = true;
 }
 
-void CodegenContext::stopPrefetchIssue() {
-  prefetchIssue_ = false;
-  llvm::erase_if(prefetch_, [](const PrefetchLoad &p) { return !p.gdma; });
+void CodegenContext::dropUnissuedPrefetch(size_t unit) {
+  // A tile partly loaded has its other parts loaded now.
+  for (PrefetchLoad &p : prefetch_)
+    if (!p.gdma && p.parts && p.unit <= unit)
+      while (!p.gdma)
+        issuePrefetchPart(p);
+  llvm::erase_if(prefetch_, [&](const PrefetchLoad &p) {
+    return !p.gdma && p.unit <= unit;
+  });
 }
 
 void CodegenContext::endPrefetch() {
-  prefetchIssue_ = false;
   aliases_.clear();
   prefetch_.clear();
   prefetchIds_.clear();
   prefetchReserve_ = 0;
+  prefetchIdle_.clear();
+}
+
+static Operand dimRange(Operand o, int d, uint32_t c0, uint32_t c1,
+                        uint32_t lanes);
+
+/// Parts of a prefetch tile's load, each holding the GDMA about a DDR
+/// latency (so that one fits the short idle times between an op's
+/// requests): whole lane rows of channels, else rows, else columns.
+static SmallVector<std::pair<Operand, Operand>, 4>
+prefetchParts(const PrefetchLoad &p, const chip::Target &t) {
+  const uint64_t chunk =
+      std::max<uint64_t>(1, uint64_t(t.ddr_latency_cycles * t.ddr_bytes_per_cycle));
+  const uint64_t bytes = uint64_t(p.from.numElements()) * dtypeSize(p.from.dtype);
+  SmallVector<std::pair<Operand, Operand>, 4> parts;
+  const uint32_t lanes = t.lanes;
+  for (int d : {1, 0, 2, 3}) {
+    // Channel cuts at whole lane slots keep each part's start lane.
+    const uint32_t unit = d == 1 ? lanes : 1;
+    const uint32_t n = p.to.shape[d];
+    const uint32_t steps = n / unit;
+    if (bytes <= chunk || steps < 2 || n % unit)
+      continue;
+    const uint32_t k = uint32_t(std::min<uint64_t>(steps, (bytes + chunk - 1) / chunk));
+    for (uint32_t i = 0; i < k; ++i) {
+      const uint32_t c0 = steps * i / k * unit, c1 = steps * (i + 1) / k * unit;
+      parts.push_back({dimRange(p.to, d, c0, c1, lanes),
+                       dimRange(p.from, d, c0, c1, lanes)});
+    }
+    return parts;
+  }
+  parts.push_back({p.to, p.from});
+  return parts;
+}
+
+void CodegenContext::issuePrefetchPart(PrefetchLoad &p) {
+  auto parts = prefetchParts(p, target_);
+  const auto &[to, from] = parts[p.parts];
+  Extent e;
+  (void)operandExtent(to, target_, e);
+  // The previous op's held-back stores may still read the reserved LMEM.
+  if (overlapsDeferred(uint64_t(e.lo), uint64_t(e.hi)))
+    flushStores();
+  LBuf dst = part(uint64_t(e.lo), uint64_t(e.hi - e.lo));
+  const uint32_t id = builder_.gdma(makeDmaMove(to, from), dst.tiu);
+  dst.gdma = id;
+  touch(dst);
+  prefetchIds_.insert(id);
+  countedGdma_ = builder_.gdmaStream().size();
+  if (++p.parts == parts.size())
+    p.gdma = id;
 }
 
 void CodegenContext::pumpPrefetch() {
   auto next = llvm::find_if(prefetch_,
                             [](const PrefetchLoad &p) { return !p.gdma; });
-  if (!prefetchIssue_ || next == prefetch_.end())
+  if (next == prefetch_.end())
     return;
   // The idle GDMA time after each of the op's own requests so far (in its
   // schedule on its own), less the prefetch loads already put in it.
@@ -273,25 +328,23 @@ void CodegenContext::pumpPrefetch() {
         !flushedIds_.contains(gdma[countedGdma_].id) &&
         ownGdma_ < prefetchGaps_.size())
       prefetchBudget_ += prefetchGaps_[ownGdma_++];
-  for (; next != prefetch_.end(); ++next) {
-    Instruction inst = makeDmaMove(next->to, next->from);
-    double held = double(instructionCycles(inst, target_) -
-                         gdmaOverlappedCycles(inst, target_));
-    if (held > prefetchBudget_)
-      return;
-    Extent e;
-    (void)operandExtent(next->to, target_, e);
-    // The previous op's held-back stores may still read the reserved LMEM.
-    if (overlapsDeferred(uint64_t(e.lo), uint64_t(e.hi)))
-      flushStores();
-    LBuf dst = part(uint64_t(e.lo), uint64_t(e.hi - e.lo));
-    next->gdma = builder_.gdma(inst, dst.tiu);
-    dst.gdma = next->gdma;
-    touch(dst);
-    prefetchIds_.insert(next->gdma);
-    prefetchBudget_ -= held;
-    countedGdma_ = gdma.size();
-  }
+  // The idle GDMA time during the TIU instructions so far (setPrefetchIdle).
+  const auto &tiu = builder_.tiuStream();
+  for (; countedTiu_ < tiu.size(); ++countedTiu_)
+    if (countedTiu_ < prefetchIdle_.size())
+      prefetchBudget_ += prefetchIdle_[countedTiu_];
+  for (; next != prefetch_.end(); ++next)
+    while (!next->gdma) {
+      const auto parts = prefetchParts(*next, target_);
+      Instruction inst =
+          makeDmaMove(parts[next->parts].first, parts[next->parts].second);
+      const double held = double(instructionCycles(inst, target_) -
+                                 gdmaOverlappedCycles(inst, target_));
+      if (held > prefetchBudget_)
+        return;
+      issuePrefetchPart(*next);
+      prefetchBudget_ -= held;
+    }
 }
 
 PrefetchLoad *CodegenContext::prefetched(const Operand &to,

@@ -19,6 +19,10 @@ static constexpr double kDdrBound = 1.1;
 static constexpr size_t kWarmup = 3;
 /// Reserve sizes tried, in eighths of a lane.
 static constexpr uint64_t kReserveEighths[] = {4, 3, 2, 1};
+/// Reserve sizes tried for a network's whole weights, in eighths of a lane.
+static constexpr uint64_t kResidentEighths[] = {1, 2, 4};
+/// Emissions of a resident plan, each filling the idle time of the last.
+static constexpr unsigned kResidentRuns = 4;
 
 std::optional<double> WeightPrefetcher::cycles(CodegenContext &ctx) const {
   std::optional<chip::RunStats> stats = timed(ctx);
@@ -90,7 +94,7 @@ const WeightPrefetcher::DryRun *WeightPrefetcher::dryRun(size_t i,
     for (size_t k = 0; k + 1 < gdma.size(); ++k)
       r.gdmaGaps[k] = std::max(
           0.0, double(start[k + 1]) - double(start[k]) - held(gdma[k]));
-    for (const Instruction &inst : ctx.streams().gdmaStream()) {
+    for (const Instruction &inst : gdma) {
       const Operand &src = inst.src[0];
       Extent e;
       if (inst.op == chip::Opcode::DmaMove && src.space == chip::Space::DDR &&
@@ -105,14 +109,36 @@ const WeightPrefetcher::DryRun *WeightPrefetcher::dryRun(size_t i,
   return it->second ? &*it->second : nullptr;
 }
 
-std::vector<PrefetchLoad> WeightPrefetcher::tilesFor(const DryRun &cons,
+bool WeightPrefetcher::place(
+    size_t unit,
+    llvm::ArrayRef<std::pair<chip::Operand, chip::Operand>> weightLoads,
+    uint64_t &at, std::vector<PrefetchLoad> &loads) const {
+  for (const auto &[from, to] : weightLoads) {
+    Extent e;
+    if (!operandExtent(to, target_, e).ok())
+      return false;
+    const uint64_t bytes = (uint64_t(e.hi - e.lo) + 63) / 64 * 64;
+    if (at + bytes > target_.lmem_bytes_per_lane)
+      return false;
+    PrefetchLoad l;
+    l.from = from;
+    l.to = to;
+    l.to.addr = to.addr - uint64_t(e.lo) + at;
+    l.unit = unit;
+    at += bytes;
+    loads.push_back(l);
+  }
+  return true;
+}
+
+std::vector<PrefetchLoad> WeightPrefetcher::tilesFor(size_t consumer,
                                                     uint64_t reserve) const {
+  const DryRun &cons = *runs_.at({consumer, reserve});
   // The consumer's last weight tiles, as many as the reserve holds: it
   // streams the others from DDR back to back, its loads one step ahead of
   // its compute, and computes these at the end while the DDR already
   // serves the next op. (Its first tiles would leave the DDR idle while
   // they compute.)
-  const uint64_t lane = target_.lmem_bytes_per_lane;
   auto bytes = [&](const Operand &to) {
     Extent e;
     return operandExtent(to, target_, e).ok() ? uint64_t(e.hi - e.lo) : reserve + 1;
@@ -126,19 +152,113 @@ std::vector<PrefetchLoad> WeightPrefetcher::tilesFor(const DryRun &cons,
     --first;
   }
   std::vector<PrefetchLoad> loads;
-  uint64_t at = lane - reserve;
-  for (size_t k = first; k < cons.weightLoads.size(); ++k) {
-    const auto &[from, to] = cons.weightLoads[k];
-    Extent e;
-    (void)operandExtent(to, target_, e);
-    PrefetchLoad l;
-    l.from = from;
-    l.to = to;
-    l.to.addr = to.addr - uint64_t(e.lo) + at;
-    at += (uint64_t(e.hi - e.lo) + 63) / 64 * 64;
-    loads.push_back(l);
-  }
+  uint64_t at = target_.lmem_bytes_per_lane - reserve;
+  (void)place(consumer, llvm::ArrayRef(cons.weightLoads).drop_front(first), at,
+              loads);
   return loads;
+}
+
+std::optional<PrefetchPlan> WeightPrefetcher::residentPlan(uint64_t reserve) {
+  PrefetchPlan p;
+  p.reserve = reserve;
+  p.resident = true;
+  uint64_t at = target_.lmem_bytes_per_lane - reserve;
+  for (size_t i = 0; i < units_.size(); ++i) {
+    const DryRun *r = dryRun(i, reserve);
+    if (!r || !place(i, r->weightLoads, at, p.loads))
+      return std::nullopt;
+    if (!r->weightLoads.empty())
+      p.consumer = i;
+  }
+  if (p.loads.empty())
+    return std::nullopt;
+  return p;
+}
+
+std::optional<double> WeightPrefetcher::residentRun(PrefetchPlan &p) {
+  CodegenContext ctx(target_, ddr_);
+  ScopedDiagnosticHandler quiet(units_[0]->getContext(),
+                                [](Diagnostic &) { return success(); });
+  const PrefetchPlan *active = nullptr;
+  for (size_t i = 0; i < units_.size(); ++i)
+    if (failed(step(ctx, i, active, &p, 0)))
+      return std::nullopt;
+  std::optional<chip::RunStats> stats = timed(ctx);
+  if (!stats)
+    return std::nullopt;
+  // The GDMA's busy spans, the prefetch's parts left out (the next run
+  // places them anew): each request holds the engine from its start.
+  const auto &gdma = ctx.streams().gdmaStream();
+  const auto &tiu = ctx.streams().tiuStream();
+  std::vector<uint64_t> gStart(gdma.size()), tStart(tiu.size());
+  for (const chip::InstRecord &rec : stats->records)
+    (rec.engine == chip::Engine::GDMA ? gStart : tStart)[rec.id - 1] =
+        rec.start;
+  const uint64_t top = target_.lmem_bytes_per_lane - p.reserve;
+  std::vector<std::pair<double, double>> busy;
+  for (size_t k = 0; k < gdma.size(); ++k) {
+    Extent e;
+    if (gdma[k].dst.space == chip::Space::LMEM &&
+        operandExtent(gdma[k].dst, target_, e).ok() && uint64_t(e.lo) >= top)
+      continue;
+    double lo = double(gStart[k]), hi = lo + held(gdma[k]);
+    if (!busy.empty() && lo <= busy.back().second)
+      busy.back().second = std::max(busy.back().second, hi);
+    else
+      busy.push_back({lo, hi});
+  }
+  // Busy cycles before time x.
+  std::vector<double> before(busy.size() + 1, 0.0);
+  for (size_t k = 0; k < busy.size(); ++k)
+    before[k + 1] = before[k] + busy[k].second - busy[k].first;
+  auto busyBefore = [&](double x) {
+    size_t k = std::upper_bound(busy.begin(), busy.end(), x,
+                                [](double v, const auto &b) { return v < b.first; }) -
+               busy.begin();
+    return k == 0 ? 0.0 : before[k - 1] + std::min(x, busy[k - 1].second) - busy[k - 1].first;
+  };
+  // The idle GDMA time from each TIU instruction's start to the next's.
+  p.idle.assign(tiu.size(), 0.0);
+  for (size_t t = 0; t < tiu.size(); ++t) {
+    const double a = double(tStart[t]),
+                 b = t + 1 < tiu.size() ? double(tStart[t + 1])
+                                        : double(stats->total_cycles);
+    p.idle[t] = std::max(0.0, (b - a) - (busyBefore(b) - busyBefore(a)));
+  }
+  return double(stats->total_cycles);
+}
+
+bool WeightPrefetcher::planResident() {
+  if (weights_.second <= weights_.first)
+    return false;
+  // The smallest reserve that holds them: the units keep the most LMEM.
+  std::optional<PrefetchPlan> p;
+  for (uint64_t eighths : kResidentEighths)
+    if ((p = residentPlan(target_.lmem_bytes_per_lane * eighths / 8 / 64 * 64)))
+      break;
+  std::optional<double> without = p ? networkCycles(false) : std::nullopt;
+  if (!without)
+    return false;
+  // The first run issues nothing (no idle time known): each unit loads its
+  // own weights. Each next run fills the idle time the one before left.
+  std::optional<double> best;
+  std::vector<double> bestIdle;
+  for (unsigned run = 0; run < kResidentRuns; ++run) {
+    std::vector<double> idle = p->idle;
+    std::optional<double> cycles = residentRun(*p);
+    if (!cycles)
+      return false;
+    if (run > 0 && (!best || *cycles < *best)) {
+      best = cycles;
+      bestIdle = std::move(idle);
+    }
+  }
+  if (!best || *best >= *without)
+    return false;
+  p->idle = std::move(bestIdle);
+  p->gain = *without - *best;
+  accepted_[0] = std::move(*p);
+  return true;
 }
 
 LogicalResult WeightPrefetcher::step(CodegenContext &ctx, size_t i,
@@ -151,13 +271,21 @@ LogicalResult WeightPrefetcher::step(CodegenContext &ctx, size_t i,
       active = &it->second;
     else if (extra && i == extraFirst)
       active = extra;
-    if (active)
-      ctx.beginPrefetch(active->reserve, active->loads);
+    // Loads for units from this one on (a window may start inside a plan).
+    if (active) {
+      std::vector<PrefetchLoad> loads;
+      llvm::copy_if(active->loads, std::back_inserter(loads),
+                    [&](const PrefetchLoad &l) { return l.unit >= i; });
+      ctx.beginPrefetch(active->reserve, std::move(loads));
+      if (active->resident)
+        ctx.setPrefetchIdle(active->idle);
+    }
   }
-  if (active && active->consumer == i)
-    ctx.stopPrefetchIssue();
-  else if (active) {
-    const DryRun *r = dryRun(i, active->reserve);
+  if (active)
+    ctx.dropUnissuedPrefetch(i);
+  // A resident plan's loads go into the idle time it measured.
+  if (active && active->consumer != i) {
+    const DryRun *r = active->resident ? nullptr : dryRun(i, active->reserve);
     ctx.setPrefetchGaps(r ? r->gdmaGaps : std::vector<double>());
   }
   if (failed(emit_(ctx, units_[i])))
@@ -231,7 +359,7 @@ void WeightPrefetcher::plan(size_t first) {
       const DryRun *cons = dryRun(consumer, p.reserve);
       if (!cons)
         continue;
-      p.loads = tilesFor(*cons, p.reserve);
+      p.loads = tilesFor(consumer, p.reserve);
       if (p.loads.empty())
         continue;
       // Starting later holds the reserve over fewer ops (a sliced group
@@ -271,7 +399,7 @@ std::optional<double> WeightPrefetcher::networkCycles(bool prefetch) {
 }
 
 void WeightPrefetcher::planNetwork() {
-  if (units_.empty())
+  if (units_.empty() || planResident())
     return;
   std::optional<double> with = networkCycles(true);
   if (accepted_.empty())

@@ -107,9 +107,14 @@ chip::DType chipDType(mlir::Type type);
 
 /// A GDMA load of a later op's weight tile ahead of that op, into LMEM it
 /// reserves (CodegenContext::beginPrefetch): `to` is where the prefetch puts
-/// it, `gdma` the load's id once issued, `used` whether the op took it.
+/// it, `unit` the index of the unit (WeightPrefetcher's) that takes it,
+/// `parts` how many parts of its load are issued (it goes out in parts of
+/// about a DDR latency's bytes), `gdma` the last part's id once all are,
+/// `used` whether the op took it.
 struct PrefetchLoad {
   chip::Operand from, to;
+  size_t unit = 0;
+  unsigned parts = 0;
   uint32_t gdma = 0;
   bool used = false;
 };
@@ -245,9 +250,16 @@ public:
   void setPrefetchGaps(std::vector<double> gaps) {
     prefetchGaps_ = std::move(gaps);
   }
-  /// The consuming op begins: prefetch loads not yet issued are dropped
-  /// (it loads them from DDR itself) and no more are issued.
-  void stopPrefetchIssue();
+  /// Prefetch loads also go into `idle[t]` GDMA cycles during the
+  /// network's TIU instruction t (as timed in an earlier emission).
+  void setPrefetchIdle(std::vector<double> idle) {
+    prefetchIdle_ = std::move(idle);
+    countedTiu_ = builder_.tiuStream().size();
+  }
+  /// Unit `unit` begins: the prefetch loads for it (or an earlier unit) not
+  /// yet issued are dropped (it loads those itself); those partly issued
+  /// are completed.
+  void dropUnissuedPrefetch(size_t unit);
   /// Releases the reserved LMEM (after the consuming op).
   void endPrefetch();
 
@@ -272,6 +284,8 @@ private:
   /// Issues prefetch loads while the TIU work emitted since the op began
   /// covers the DDR time of its own GDMA requests and of the prefetch.
   void pumpPrefetch();
+  /// Issues the next part of `p`'s load.
+  void issuePrefetchPart(PrefetchLoad &p);
   /// The issued prefetch load of `from` into a tile shaped like `to`.
   PrefetchLoad *prefetched(const chip::Operand &to, const chip::Operand &from);
   /// A load the prefetch served: its destination's per-lane LMEM range
@@ -318,13 +332,15 @@ private:
   size_t firstTiu_ = 0, firstGdma_ = 0;
   uint64_t prefetchReserve_ = 0;
   std::vector<PrefetchLoad> prefetch_;
-  bool prefetchIssue_ = false;
 
   /// The current op's idle GDMA time (setPrefetchGaps) not yet filled, its
   /// own requests counted so far, the stream prefix counted.
   std::vector<double> prefetchGaps_;
   double prefetchBudget_ = 0;
   size_t ownGdma_ = 0, countedGdma_ = 0;
+  /// setPrefetchIdle's, and the TIU instructions counted.
+  std::vector<double> prefetchIdle_;
+  size_t countedTiu_ = 0;
   /// Prefetch loads, and held-back stores of the previous op emitted during
   /// this one: not the op's own requests.
   llvm::DenseSet<uint32_t> prefetchIds_, flushedIds_;

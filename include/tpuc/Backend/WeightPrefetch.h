@@ -44,6 +44,10 @@ struct PrefetchPlan {
   std::vector<PrefetchLoad> loads;
   /// Estimated cycles saved.
   double gain = 0;
+  /// Every unit's weights (planResident), issued into `idle[t]` cycles
+  /// during the network's TIU instruction t.
+  bool resident = false;
+  std::vector<double> idle;
 };
 
 /// Plans weight prefetches over the units of a network, in order.
@@ -58,7 +62,9 @@ public:
       : units_(units), target_(target), ddr_(ddr), weights_(weights),
         emit_(emit) {}
 
-  /// Plans the prefetches, unit by unit (each one, when none is under way,
+  /// Plans the prefetches: every weight of the network, when they fit a
+  /// part of the lanes and that saves cycles (planResident); else unit by
+  /// unit (each one, when none is under way,
   /// the one that saves the most cycles starting before it), and keeps
   /// them when the whole network takes fewer cycles with them.
   void planNetwork();
@@ -87,9 +93,27 @@ private:
   /// starting before unit `extraFirst`; nullopt when one does not fit.
   std::optional<double> prefixCycles(size_t last, const PrefetchPlan *extra,
                                      size_t extraFirst);
-  /// The prefetch loads of the consumer `cons` a reserve of `reserve`
-  /// bytes per lane holds.
-  std::vector<PrefetchLoad> tilesFor(const DryRun &cons, uint64_t reserve) const;
+  /// The prefetch loads of unit `consumer` a reserve of `reserve` bytes per
+  /// lane holds (its dry run with that reserve fits).
+  std::vector<PrefetchLoad> tilesFor(size_t consumer, uint64_t reserve) const;
+  /// Appends `weightLoads` of unit `unit` retargeted into the reserve from
+  /// per-lane byte `at` on (advanced); false when they do not fit the lane.
+  bool place(size_t unit,
+             llvm::ArrayRef<std::pair<chip::Operand, chip::Operand>> weightLoads,
+             uint64_t &at, std::vector<PrefetchLoad> &loads) const;
+  /// The prefetch of every unit's weight tiles into a reserve of `reserve`
+  /// bytes per lane (nullopt when they or a unit do not fit).
+  std::optional<PrefetchPlan> residentPlan(uint64_t reserve);
+  /// Emits the whole network with resident plan `p` and times it; sets
+  /// p.idle to the GDMA's idle time during each TIU instruction, the
+  /// prefetch's own loads counted as idle.
+  std::optional<double> residentRun(PrefetchPlan &p);
+  /// A small network's weights stay in LMEM: each tile loads once, into
+  /// its own place in a reserve held through the network, in parts into
+  /// the GDMA's idle time (measured over the whole network, run after run),
+  /// and is read there by its op. Taken (as the only plan) when that saves
+  /// cycles over the whole network.
+  bool planResident();
   /// Emits `ctx`'s held-back stores and times its streams on the target
   /// (nullopt when the timing model rejects them); `cycles` takes the total.
   std::optional<chip::RunStats> timed(CodegenContext &ctx) const;

@@ -18,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 from tpuc import compiler
 from tpuc import runtime as rt
 from tpuc.deploy import deploy
-from tpuc.testing.quant import prepare_onnx
+from tpuc.testing.quant import prepare, prepare_onnx
 
 C, H = 128, 28
 
@@ -82,3 +82,30 @@ def test_prefetch_saves_cycles_same_result(pair, mode):
     if mode == "F32":  # INT8 groups the last two convs: nothing to prefetch for
         assert with_pf.stats.total_cycles < without.stats.total_cycles, \
             (with_pf.stats.total_cycles, without.stats.total_cycles)
+
+
+def test_resident_weights_small_network(tmp_path):
+    """A network whose weights fit an eighth of every lane (the zoo's cnn_bn
+    on tpu_pro) keeps them there (WeightPrefetcher::planResident): they load
+    in parts into the GDMA's idle time before their ops, which read them in
+    place. Bit for bit the output without, in fewer cycles."""
+    p = prepare("cnn_bn", tmp_path, samples=2, seed=3)
+    lane = 256 * 1024  # tpu_pro's LMEM per lane
+    runs = {}
+    for prefetch in ("true", "false"):
+        ctx = compiler.make_context()
+        with ctx:
+            m = compiler.load_module(p.mlir, ctx)
+            bm = tmp_path / f"cnn_bn_{prefetch}.bmodel"
+            compiler.run_pipeline(m, "convert-top-to-tpu{mode=F32 chip=tpu_pro},canonicalize,"
+                                     f"tpu-codegen-pipeline{{chip=tpu_pro bmodel={bm} "
+                                     f"weight-prefetch={prefetch}}}")
+        gdma = rt.read_bmodel(str(bm)).networks[0].gdma
+        reserved = [g for g in gdma if g.dst.space == rt.Space.LMEM and g.dst.addr >= lane * 7 // 8]
+        runs[prefetch] = (rt.Model(bm).run(dict(np.load(p.test_input))), reserved)
+    (with_pf, reserved), (without, none) = runs["true"], runs["false"]
+    assert reserved and not none
+    for k, v in without.outputs.items():
+        np.testing.assert_array_equal(with_pf.outputs[k], v)
+    assert with_pf.stats.total_cycles < without.stats.total_cycles, \
+        (with_pf.stats.total_cycles, without.stats.total_cycles)
