@@ -16,8 +16,13 @@
 // prefetch of each reserve size and first host, give the cycles it saves,
 // the smaller LMEM's cost to every unit it spans included. The loads go
 // out into the GDMA time each host's own schedule leaves idle after its
-// requests (CodegenContext::pumpPrefetch); those never issued are dropped
-// and the consumer loads them itself.
+// requests (CodegenContext::pumpPrefetch), in parts; a tile never issued
+// is loaded by the consumer itself, one partly issued completed.
+//
+// A network whose weight tiles all fit a part of every lane keeps them there
+// instead (planResident): every tile loads once, in parts, into the GDMA
+// time the whole network leaves idle during each TIU instruction, measured
+// on the emission before.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_BACKEND_WEIGHTPREFETCH_H
@@ -64,9 +69,9 @@ public:
 
   /// Plans the prefetches: every weight of the network, when they fit a
   /// part of the lanes and that saves cycles (planResident); else unit by
-  /// unit (each one, when none is under way,
-  /// the one that saves the most cycles starting before it), and keeps
-  /// them when the whole network takes fewer cycles with them.
+  /// unit (each one, when none is under way, the one that saves the most
+  /// cycles starting before it), kept when the whole network takes fewer
+  /// cycles with them.
   void planNetwork();
   /// Emits units[i] into `ctx` (the units in order) with the prefetches
   /// planned.
