@@ -225,6 +225,7 @@ CodegenContext::CodegenContext(const Target &target,
 
 void CodegenContext::beginOp(Operation *op) {
   op_ = op;
+  forwardReads_.clear();
   fold();
   topDown_ = !topDown_;
   lmemUsed_ = 0;
@@ -306,7 +307,7 @@ void CodegenContext::issuePrefetchPart(PrefetchLoad &p) {
   if (overlapsDeferred(uint64_t(e.lo), uint64_t(e.hi)))
     flushStores();
   LBuf dst = part(uint64_t(e.lo), uint64_t(e.hi - e.lo));
-  const uint32_t id = builder_.gdma(makeDmaMove(to, from), dst.tiu);
+  const uint32_t id = emitGdma(makeDmaMove(to, from), dst.tiu);
   dst.gdma = id;
   touch(dst);
   prefetchIds_.insert(id);
@@ -603,6 +604,52 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
                         p->to});
     return p->gdma;
   }
+  // A tensor stored from LMEM, its bytes still there, is copied within LMEM
+  // rather than read back from DDR.
+  std::optional<ForwardCopy> copy = forwardFor(to, from);
+  if (copy) {
+    // Held-back stores of those bytes go now all the same: their buffer
+    // is free once they are done, and they would otherwise wait until
+    // its next writer needs them.
+    if (loadWaitsForDeferred(dst, from))
+      flushStores();
+    if (copy->moves.empty()) {
+      // In place: readers wait for the GDMA that wrote the bytes, if one
+      // did (TIU instructions did before, in order); writers for the store
+      // reading them since.
+      uint32_t last = 0;
+      for (uint64_t g = dst.addr / kLmemAlign; g * kLmemAlign < dst.addr + dst.bytes; ++g)
+        last = std::max(last, granGdma_[g]);
+      const bool touchedNow = llvm::any_of(touched_, [&](const Region &r) {
+        return r.lo < dst.addr + dst.bytes && dst.addr < r.hi && r.gdma > last;
+      });
+      const auto &gdma = builder_.gdmaStream();
+      const bool stored = last && last <= gdma.size() &&
+                          gdma[last - 1].id == last &&
+                          gdma[last - 1].dst.space == Space::DDR;
+      if (stored && !touchedNow) {
+        dst.gdma = dst.storeId = last;
+        dst.writtenBy = copy->gdma;
+        touch(dst);
+        return 0;
+      }
+      copy.reset();
+    }
+  }
+  if (copy) {
+    uint32_t id = 0;
+    for (const auto &[into, of] : copy->moves)
+      id = emitGdma(makeDmaMove(into, of), std::max(dst.tiu, copy->tiu));
+    dst.gdma = id;
+    touch(dst);
+    LBuf src = part(copy->lo, copy->hi - copy->lo);
+    src.gdma = id;
+    touch(src);
+    // This op's buffers over those bytes, allocated before the copy, do
+    // not know it reads them: their writers wait for it (tiu).
+    forwardReads_.push_back({copy->lo, copy->hi, 0, id});
+    return id;
+  }
   if (loadWaitsForDeferred(dst, from)) {
     // A load of which only some channels (or rows) were written by the
     // held-back stores (the previous op's last output tiles) loads the
@@ -649,7 +696,7 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
           double(early) < target_.ddr_latency_cycles * target_.ddr_bytes_per_cycle)
         continue;
       auto part = [&](uint32_t c0, uint32_t c1) {
-        return builder_.gdma(makeDmaMove(dimRange(to, d, c0, c1, lanes()),
+        return emitGdma(makeDmaMove(dimRange(to, d, c0, c1, lanes()),
                                          dimRange(from, d, c0, c1, lanes())),
                              dst.tiu);
       };
@@ -668,7 +715,7 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
     }
     flushStores();
   }
-  uint32_t id = builder_.gdma(makeDmaMove(to, from), dst.tiu);
+  uint32_t id = emitGdma(makeDmaMove(to, from), dst.tiu);
   dst.gdma = id;
   touch(dst);
   return id;
@@ -680,7 +727,7 @@ uint32_t CodegenContext::moveLocal(LBuf &dst, const Operand &to, LBuf &src,
   dropAliases(to, false);
   if (overlapsDeferred(dst.addr, dst.addr + dst.bytes))
     flushStores();
-  uint32_t id = builder_.gdma(makeDmaMove(to, from), std::max(dst.tiu, src.tiu));
+  uint32_t id = emitGdma(makeDmaMove(to, from), std::max(dst.tiu, src.tiu));
   dst.gdma = src.gdma = id;
   touch(dst);
   touch(src);
@@ -697,7 +744,7 @@ uint32_t CodegenContext::gatherLocal(LBuf &dst, const Operand &to,
       }))
     flushStores();
   uint32_t id =
-      builder_.gdma(makeDmaGather(to, table, index, axis), dst.tiu);
+      emitGdma(makeDmaGather(to, table, index, axis), dst.tiu);
   dst.gdma = id;
   touch(dst);
   return id;
@@ -708,7 +755,7 @@ uint32_t CodegenContext::fillLocal(LBuf &dst, const Operand &to,
   dropAliases(to, false);
   if (overlapsDeferred(dst.addr, dst.addr + dst.bytes))
     flushStores();
-  uint32_t id = builder_.gdma(makeDmaFill(to, value), dst.tiu);
+  uint32_t id = emitGdma(makeDmaFill(to, value), dst.tiu);
   dst.gdma = id;
   touch(dst);
   return id;
@@ -719,9 +766,14 @@ uint32_t CodegenContext::store(const Operand &to, LBuf &src,
   pumpPrefetch();
   dropAliases(from, true);
   flushStores();
-  uint32_t id = builder_.gdma(makeDmaMove(to, from), src.tiu);
+  uint32_t id = emitGdma(makeDmaMove(to, from), src.tiu);
   src.writtenBy = src.storeId && src.gdma == src.storeId ? src.writtenBy
                                                          : src.gdma;
+  Extent e;
+  if (to.space == Space::DDR && from.space == Space::LMEM &&
+      operandExtent(from, target_, e).ok())
+    forwards_.push_back(
+        {to, from, uint64_t(e.lo), uint64_t(e.hi), src.tiu, src.writtenBy});
   src.gdma = src.storeId = id;
   touch(src);
   storeRanges_.push_back({id, {src.addr, src.addr + src.bytes, 0, 0}});
@@ -826,7 +878,13 @@ uint32_t CodegenContext::tiu(const Instruction &original,
     wait = std::max(wait, stored && !mayWrite(inst, lo, hi) ? b->writtenBy
                                                              : b->gdma);
   }
+  for (const Region &r : forwardReads_)
+    if (mayWrite(inst, r.lo, r.hi))
+      wait = std::max(wait, r.gdma);
   uint32_t id = builder_.tiu(inst, wait);
+  llvm::erase_if(forwards_, [&](const Forward &f) {
+    return mayWrite(inst, f.lo, f.hi);
+  });
   for (LBuf *b : bufs) {
     b->tiu = id;
     touch(*b);
@@ -842,7 +900,100 @@ uint32_t CodegenContext::tiu(const Instruction &original,
 
 uint32_t CodegenContext::gdmaDdr(const Instruction &inst) {
   flushStores();
-  return builder_.gdma(inst, 0);
+  return emitGdma(inst, 0);
+}
+
+uint32_t CodegenContext::emitGdma(const Instruction &inst, uint32_t wait) {
+  Extent e;
+  if (inst.dst.space == Space::DDR)
+    clobberForwards(inst.dst);
+  else if (operandExtent(inst.dst, target_, e).ok())
+    clobberForwards(uint64_t(e.lo), uint64_t(e.hi));
+  else
+    forwards_.clear();
+  return builder_.gdma(inst, wait);
+}
+
+void CodegenContext::clobberForwards(uint64_t lo, uint64_t hi) {
+  llvm::erase_if(forwards_, [&](const Forward &f) {
+    return lo < f.hi && f.lo < hi;
+  });
+}
+
+void CodegenContext::clobberForwards(const Operand &ddr) {
+  llvm::erase_if(forwards_,
+                 [&](const Forward &f) { return ddrOverlap(ddr, f.ddr); });
+}
+
+std::optional<CodegenContext::ForwardCopy>
+CodegenContext::forwardFor(const Operand &to, const Operand &from) const {
+  if (from.space != Space::DDR || to.space != Space::LMEM)
+    return std::nullopt;
+  Extent te;
+  if (!operandExtent(to, target_, te).ok())
+    return std::nullopt;
+  const uint64_t es = dtypeSize(from.dtype);
+  auto same = [](const Operand &a, const Operand &b, int from) {
+    for (int d = from; d < 4; ++d)
+      if (a.shape[d] != b.shape[d] || a.stride[d] != b.stride[d])
+        return false;
+    return a.dtype == b.dtype;
+  };
+  for (const Forward &f : llvm::reverse(forwards_)) {
+    ForwardCopy c;
+    c.tiu = f.tiu;
+    c.gdma = f.gdma;
+    c.lo = f.lo, c.hi = f.hi;
+    // Loaded where it was stored from, in the same layout: no copy.
+    if (f.ddr.addr == from.addr && same(f.ddr, from, 0) &&
+        f.lmem.addr == to.addr && same(f.lmem, to, 0) &&
+        f.lmem.start_lane == to.start_lane)
+      return c;
+    // Stored from LMEM apart from `to`.
+    if (f.ddr.dtype != from.dtype ||
+        (uint64_t(te.lo) < f.hi && f.lo < uint64_t(te.hi)))
+      continue;
+    // The same view in the same layout: one copy.
+    if (f.ddr.addr == from.addr && same(f.ddr, from, 0) &&
+        same(f.lmem, to, 0) && f.lmem.start_lane == to.start_lane) {
+      c.moves.push_back({to, f.lmem});
+      return c;
+    }
+    // Each image of the load a run of the stored image's channels (a
+    // reshape of channels into images): one copy per image, across lanes.
+    const uint64_t cstride = uint64_t(f.ddr.stride[1]) * es;
+    if (f.ddr.shape[0] == 1 && f.lmem.shape[0] == 1 && same(f.ddr, from, 2) &&
+        f.ddr.stride[1] == from.stride[1] && cstride) {
+      for (uint32_t n = 0; n < from.shape[0]; ++n) {
+        const int64_t off = int64_t(from.addr) +
+                            int64_t(n) * from.stride[0] * int64_t(es) -
+                            int64_t(f.ddr.addr);
+        if (off < 0 || uint64_t(off) % cstride ||
+            uint64_t(off) / cstride + from.shape[1] > f.ddr.shape[1])
+          break;
+        const uint32_t c0 = uint32_t(uint64_t(off) / cstride);
+        c.moves.push_back({dimRange(to, 0, n, n + 1, lanes()),
+                           lmemChannels(f.lmem, c0, from.shape[1], lanes())});
+      }
+      if (c.moves.size() == from.shape[0])
+        return c;
+    }
+    c.moves.clear();
+    // Each image of the store a run of the load's channels (images
+    // reshaped into channels): one copy per stored image, across lanes.
+    if (from.shape[0] != 1 || !same(f.ddr, from, 2) ||
+        f.ddr.stride[1] != from.stride[1] || f.ddr.addr != from.addr ||
+        f.ddr.stride[0] != int64_t(f.ddr.shape[1]) * f.ddr.stride[1] ||
+        f.ddr.shape[0] * f.ddr.shape[1] != from.shape[1])
+      continue;
+    for (uint32_t n = 0; n < f.ddr.shape[0]; ++n) {
+      Operand src = dimRange(f.lmem, 0, n, n + 1, lanes());
+      Operand dst = lmemChannels(to, n * f.ddr.shape[1], f.ddr.shape[1], lanes());
+      c.moves.push_back({dst, src});
+    }
+    return c;
+  }
+  return std::nullopt;
 }
 
 namespace {

@@ -180,9 +180,16 @@ std::optional<double> WeightPrefetcher::residentRun(PrefetchPlan &p) {
   ScopedDiagnosticHandler quiet(units_[0]->getContext(),
                                 [](Diagnostic &) { return success(); });
   const PrefetchPlan *active = nullptr;
-  for (size_t i = 0; i < units_.size(); ++i)
+  // Each unit's TIU instructions [first, last]: its output stores follow
+  // the last.
+  std::vector<std::pair<size_t, size_t>> unitTiu;
+  for (size_t i = 0; i < units_.size(); ++i) {
+    const size_t first = ctx.streams().tiuStream().size();
     if (failed(step(ctx, i, active, &p, 0)))
       return std::nullopt;
+    if (ctx.streams().tiuStream().size() > first)
+      unitTiu.push_back({first, ctx.streams().tiuStream().size() - 1});
+  }
   std::optional<chip::RunStats> stats = timed(ctx);
   if (!stats)
     return std::nullopt;
@@ -225,6 +232,10 @@ std::optional<double> WeightPrefetcher::residentRun(PrefetchPlan &p) {
                                         : double(stats->total_cycles);
     p.idle[t] = std::max(0.0, (b - a) - (busyBefore(b) - busyBefore(a)));
   }
+  // Parts issued after a unit's last TIU instruction would queue ahead of
+  // its output stores, which the next unit waits for.
+  for (auto [first, last] : unitTiu)
+    p.idle[last] = 0;
   return double(stats->total_cycles);
 }
 

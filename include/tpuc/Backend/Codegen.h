@@ -306,6 +306,37 @@ private:
   /// `materialize`, their data moves into place first.
   void dropAliases(const chip::Operand &o, bool materialize);
   std::vector<Alias> aliases_;
+  /// A store of an LMEM buffer to DDR whose bytes are still in place: a
+  /// later load of that DDR copies them within LMEM instead (no DDR
+  /// latency, no wait for the store). Any write over either forgets it.
+  struct Forward {
+    chip::Operand ddr, lmem;
+    uint64_t lo, hi; ///< per-lane bytes of `lmem`
+    uint32_t tiu;    ///< the last TIU instruction that touched them
+    uint32_t gdma;   ///< the GDMA instruction that wrote them, if any
+  };
+  std::vector<Forward> forwards_;
+  /// The LMEM bytes this op's forward copies read, and the copies' ids.
+  llvm::SmallVector<Region, 4> forwardReads_;
+  /// LMEM copies (destination, source) that serve a load (none: the bytes
+  /// are in place), the bytes per lane they read and Forward's tiu, gdma.
+  struct ForwardCopy {
+    llvm::SmallVector<std::pair<chip::Operand, chip::Operand>, 4> moves;
+    uint64_t lo = 0, hi = 0;
+    uint32_t tiu = 0, gdma = 0;
+  };
+  /// The copies that serve a load of `from` into `to` from a forward: none
+  /// where it was stored from, the stored view in its layout, each image
+  /// of the load from a run of the stored image's channels, or each
+  /// stored image into a run of the load's channels.
+  std::optional<ForwardCopy> forwardFor(const chip::Operand &to,
+                                        const chip::Operand &from) const;
+  /// Forgets the forwards whose LMEM bytes [lo, hi) per lane overwrite, or
+  /// whose DDR bytes DDR operand `ddr` overwrites.
+  void clobberForwards(uint64_t lo, uint64_t hi);
+  void clobberForwards(const chip::Operand &ddr);
+  /// A GDMA instruction (its LMEM or DDR destination clobbers forwards).
+  uint32_t emitGdma(const chip::Instruction &inst, uint32_t wait);
   /// Reserved LMEM the TIU instruction being emitted reads through aliases.
   llvm::SmallVector<LBuf, 4> aliasReads_;
   /// Folds the buffers touched since the last fold into the granule fences.
