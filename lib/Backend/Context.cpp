@@ -959,6 +959,14 @@ CodegenContext::forwardFor(const Operand &to, const Operand &from) const {
       c.moves.push_back({to, f.lmem});
       return c;
     }
+    // Copies across lanes take tensors of one slot of the lanes each (the
+    // bmodel verifier tells a part of one at another start lane from a
+    // misplaced read only then).
+    auto oneSlot = [&](const Operand &o) {
+      return o.start_lane + o.shape[1] <= lanes();
+    };
+    if (!oneSlot(f.lmem) || !oneSlot(to))
+      continue;
     // Each image of the load a run of the stored image's channels (a
     // reshape of channels into images): one copy per image, across lanes.
     const uint64_t cstride = uint64_t(f.ddr.stride[1]) * es;
