@@ -247,25 +247,6 @@ void CodegenContext::beginPrefetch(uint64_t reserve,
   prefetch_ = std::move(loads);
 }
 
-void CodegenContext::dropUnissuedPrefetch(size_t unit) {
-  // A tile partly loaded has its other parts loaded now.
-  for (PrefetchLoad &p : prefetch_)
-    if (!p.gdma && p.parts && p.unit <= unit)
-      while (!p.gdma)
-        issuePrefetchPart(p);
-  llvm::erase_if(prefetch_, [&](const PrefetchLoad &p) {
-    return !p.gdma && p.unit <= unit;
-  });
-}
-
-void CodegenContext::endPrefetch() {
-  aliases_.clear();
-  prefetch_.clear();
-  prefetchIds_.clear();
-  prefetchReserve_ = 0;
-  prefetchIdle_.clear();
-}
-
 static Operand dimRange(Operand o, int d, uint32_t c0, uint32_t c1,
                         uint32_t lanes);
 
@@ -298,8 +279,29 @@ prefetchParts(const PrefetchLoad &p, const chip::Target &t) {
   return parts;
 }
 
-void CodegenContext::issuePrefetchPart(PrefetchLoad &p) {
-  auto parts = prefetchParts(p, target_);
+void CodegenContext::dropUnissuedPrefetch(size_t unit) {
+  // A tile partly loaded has its other parts loaded now.
+  for (PrefetchLoad &p : prefetch_)
+    if (!p.gdma && p.parts && p.unit <= unit) {
+      const auto parts = prefetchParts(p, target_);
+      while (!p.gdma)
+        issuePrefetchPart(p, parts);
+    }
+  llvm::erase_if(prefetch_, [&](const PrefetchLoad &p) {
+    return !p.gdma && p.unit <= unit;
+  });
+}
+
+void CodegenContext::endPrefetch() {
+  aliases_.clear();
+  prefetch_.clear();
+  prefetchIds_.clear();
+  prefetchReserve_ = 0;
+  prefetchIdle_.clear();
+}
+
+void CodegenContext::issuePrefetchPart(
+    PrefetchLoad &p, ArrayRef<std::pair<Operand, Operand>> parts) {
   const auto &[to, from] = parts[p.parts];
   Extent e;
   (void)operandExtent(to, target_, e);
@@ -334,18 +336,19 @@ void CodegenContext::pumpPrefetch() {
   for (; countedTiu_ < tiu.size(); ++countedTiu_)
     if (countedTiu_ < prefetchIdle_.size())
       prefetchBudget_ += prefetchIdle_[countedTiu_];
-  for (; next != prefetch_.end(); ++next)
+  for (; next != prefetch_.end(); ++next) {
+    const auto parts = prefetchParts(*next, target_);
     while (!next->gdma) {
-      const auto parts = prefetchParts(*next, target_);
       Instruction inst =
           makeDmaMove(parts[next->parts].first, parts[next->parts].second);
       const double held = double(instructionCycles(inst, target_) -
                                  gdmaOverlappedCycles(inst, target_));
       if (held > prefetchBudget_)
         return;
-      issuePrefetchPart(*next);
+      issuePrefetchPart(*next, parts);
       prefetchBudget_ -= held;
     }
+  }
 }
 
 PrefetchLoad *CodegenContext::prefetched(const Operand &to,
@@ -606,8 +609,7 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
   }
   // A tensor stored from LMEM, its bytes still there, is copied within LMEM
   // rather than read back from DDR.
-  std::optional<ForwardCopy> copy = forwardFor(to, from);
-  if (copy) {
+  if (std::optional<ForwardCopy> copy = forwardFor(to, from)) {
     // Held-back stores of those bytes go now all the same: their buffer
     // is free once they are done, and they would otherwise wait until
     // its next writer needs them.
@@ -617,9 +619,7 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
       // In place: readers wait for the GDMA that wrote the bytes, if one
       // did (TIU instructions did before, in order); writers for the store
       // reading them since.
-      uint32_t last = 0;
-      for (uint64_t g = dst.addr / kLmemAlign; g * kLmemAlign < dst.addr + dst.bytes; ++g)
-        last = std::max(last, granGdma_[g]);
+      const uint32_t last = part(dst.addr, dst.bytes).gdma;
       const bool touchedNow = llvm::any_of(touched_, [&](const Region &r) {
         return r.lo < dst.addr + dst.bytes && dst.addr < r.hi && r.gdma > last;
       });
@@ -633,22 +633,20 @@ uint32_t CodegenContext::load(LBuf &dst, const Operand &to,
         touch(dst);
         return 0;
       }
-      copy.reset();
+    } else {
+      uint32_t id = 0;
+      for (const auto &[into, of] : copy->moves)
+        id = emitGdma(makeDmaMove(into, of), std::max(dst.tiu, copy->tiu));
+      dst.gdma = id;
+      touch(dst);
+      LBuf src = part(copy->lo, copy->hi - copy->lo);
+      src.gdma = id;
+      touch(src);
+      // This op's buffers over those bytes, allocated before the copy, do
+      // not know it reads them: their writers wait for it (tiu).
+      forwardReads_.push_back({copy->lo, copy->hi, 0, id});
+      return id;
     }
-  }
-  if (copy) {
-    uint32_t id = 0;
-    for (const auto &[into, of] : copy->moves)
-      id = emitGdma(makeDmaMove(into, of), std::max(dst.tiu, copy->tiu));
-    dst.gdma = id;
-    touch(dst);
-    LBuf src = part(copy->lo, copy->hi - copy->lo);
-    src.gdma = id;
-    touch(src);
-    // This op's buffers over those bytes, allocated before the copy, do
-    // not know it reads them: their writers wait for it (tiu).
-    forwardReads_.push_back({copy->lo, copy->hi, 0, id});
-    return id;
   }
   if (loadWaitsForDeferred(dst, from)) {
     // A load of which only some channels (or rows) were written by the
@@ -944,18 +942,17 @@ CodegenContext::forwardFor(const Operand &to, const Operand &from) const {
     c.tiu = f.tiu;
     c.gdma = f.gdma;
     c.lo = f.lo, c.hi = f.hi;
+    const bool sameView = f.ddr.addr == from.addr && same(f.ddr, from, 0) &&
+                          same(f.lmem, to, 0) &&
+                          f.lmem.start_lane == to.start_lane;
     // Loaded where it was stored from, in the same layout: no copy.
-    if (f.ddr.addr == from.addr && same(f.ddr, from, 0) &&
-        f.lmem.addr == to.addr && same(f.lmem, to, 0) &&
-        f.lmem.start_lane == to.start_lane)
+    if (sameView && f.lmem.addr == to.addr)
       return c;
     // Stored from LMEM apart from `to`.
-    if (f.ddr.dtype != from.dtype ||
-        (uint64_t(te.lo) < f.hi && f.lo < uint64_t(te.hi)))
+    if (uint64_t(te.lo) < f.hi && f.lo < uint64_t(te.hi))
       continue;
     // The same view in the same layout: one copy.
-    if (f.ddr.addr == from.addr && same(f.ddr, from, 0) &&
-        same(f.lmem, to, 0) && f.lmem.start_lane == to.start_lane) {
+    if (sameView) {
       c.moves.push_back({to, f.lmem});
       return c;
     }

@@ -132,8 +132,8 @@ bool WeightPrefetcher::place(
 }
 
 std::vector<PrefetchLoad> WeightPrefetcher::tilesFor(size_t consumer,
+                                                    const DryRun &cons,
                                                     uint64_t reserve) const {
-  const DryRun &cons = *runs_.at({consumer, reserve});
   // The consumer's last weight tiles, as many as the reserve holds: it
   // streams the others from DDR back to back, its loads one step ahead of
   // its compute, and computes these at the end while the DDR already
@@ -180,15 +180,14 @@ std::optional<double> WeightPrefetcher::residentRun(PrefetchPlan &p) {
   ScopedDiagnosticHandler quiet(units_[0]->getContext(),
                                 [](Diagnostic &) { return success(); });
   const PrefetchPlan *active = nullptr;
-  // Each unit's TIU instructions [first, last]: its output stores follow
-  // the last.
-  std::vector<std::pair<size_t, size_t>> unitTiu;
+  // Each unit's last TIU instruction: its output stores follow it.
+  std::vector<size_t> lastTiu;
   for (size_t i = 0; i < units_.size(); ++i) {
     const size_t first = ctx.streams().tiuStream().size();
     if (failed(step(ctx, i, active, &p, 0)))
       return std::nullopt;
     if (ctx.streams().tiuStream().size() > first)
-      unitTiu.push_back({first, ctx.streams().tiuStream().size() - 1});
+      lastTiu.push_back(ctx.streams().tiuStream().size() - 1);
   }
   std::optional<chip::RunStats> stats = timed(ctx);
   if (!stats)
@@ -234,8 +233,8 @@ std::optional<double> WeightPrefetcher::residentRun(PrefetchPlan &p) {
   }
   // Parts issued after a unit's last TIU instruction would queue ahead of
   // its output stores, which the next unit waits for.
-  for (auto [first, last] : unitTiu)
-    p.idle[last] = 0;
+  for (size_t t : lastTiu)
+    p.idle[t] = 0;
   return double(stats->total_cycles);
 }
 
@@ -282,12 +281,8 @@ LogicalResult WeightPrefetcher::step(CodegenContext &ctx, size_t i,
       active = &it->second;
     else if (extra && i == extraFirst)
       active = extra;
-    // Loads for units from this one on (a window may start inside a plan).
     if (active) {
-      std::vector<PrefetchLoad> loads;
-      llvm::copy_if(active->loads, std::back_inserter(loads),
-                    [&](const PrefetchLoad &l) { return l.unit >= i; });
-      ctx.beginPrefetch(active->reserve, std::move(loads));
+      ctx.beginPrefetch(active->reserve, active->loads);
       if (active->resident)
         ctx.setPrefetchIdle(active->idle);
     }
@@ -370,7 +365,7 @@ void WeightPrefetcher::plan(size_t first) {
       const DryRun *cons = dryRun(consumer, p.reserve);
       if (!cons)
         continue;
-      p.loads = tilesFor(consumer, p.reserve);
+      p.loads = tilesFor(consumer, *cons, p.reserve);
       if (p.loads.empty())
         continue;
       // Starting later holds the reserve over fewer ops (a sliced group

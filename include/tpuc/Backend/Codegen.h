@@ -284,8 +284,10 @@ private:
   /// Issues prefetch loads while the TIU work emitted since the op began
   /// covers the DDR time of its own GDMA requests and of the prefetch.
   void pumpPrefetch();
-  /// Issues the next part of `p`'s load.
-  void issuePrefetchPart(PrefetchLoad &p);
+  /// Issues the next part of `p`'s load (`parts`: all of them).
+  void issuePrefetchPart(
+      PrefetchLoad &p,
+      llvm::ArrayRef<std::pair<chip::Operand, chip::Operand>> parts);
   /// The issued prefetch load of `from` into a tile shaped like `to`.
   PrefetchLoad *prefetched(const chip::Operand &to, const chip::Operand &from);
   /// A load the prefetch served: its destination's per-lane LMEM range

@@ -98,9 +98,10 @@ private:
   /// starting before unit `extraFirst`; nullopt when one does not fit.
   std::optional<double> prefixCycles(size_t last, const PrefetchPlan *extra,
                                      size_t extraFirst);
-  /// The prefetch loads of unit `consumer` a reserve of `reserve` bytes per
-  /// lane holds (its dry run with that reserve fits).
-  std::vector<PrefetchLoad> tilesFor(size_t consumer, uint64_t reserve) const;
+  /// The prefetch loads of unit `consumer` (its dry run `cons`) a reserve
+  /// of `reserve` bytes per lane holds.
+  std::vector<PrefetchLoad> tilesFor(size_t consumer, const DryRun &cons,
+                                     uint64_t reserve) const;
   /// Appends `weightLoads` of unit `unit` retargeted into the reserve from
   /// per-lane byte `at` on (advanced); false when they do not fit the lane.
   bool place(size_t unit,
