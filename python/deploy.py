@@ -182,11 +182,12 @@ def gathered_weight_bytes(module) -> tuple[int, int]:
 
 def data_movement_weight_bytes(module) -> int:
     """Bytes of the constants the backend made to move data on the matmul
-    unit (identity and 0/1 matrices, `tpu.data_movement`): the schedule's,
-    not the model's."""
+    unit (identity and 0/1 matrices, `tpu.data_movement`) and placed in the
+    weight blob: the schedule's, not the model's."""
     total = 0
     for op in _walk(module.operation):
-        if op.name == "top.Weight" and "tpu.data_movement" in op.attributes:
+        if (op.name == "top.Weight" and "tpu.data_movement" in op.attributes
+                and "ddr.addr" in op.attributes):
             shape, esize = _tensor_bytes(op.results[0])
             total += int(np.prod(shape)) * esize
     return total

@@ -35,6 +35,24 @@ using namespace tpuc::backend;
 
 namespace {
 
+/// Whether group `g`'s plan holds member `m`'s result in its own NCHW
+/// shape (tensors of a plan that fails are not placed in blocks).
+bool heldAsNchw(tpu::GroupOp g, Operation *m, const chip::Target &target) {
+  SmallVector<Operation *> ops = g.getMembers();
+  auto plan = planLayerGroup(ops, target, g.getNSlices(), g.getHSlices(),
+                             g.getRowChunk());
+  if (failed(plan))
+    return false;
+  auto k = llvm::find(ops, m) - ops.begin();
+  if (k >= int64_t(ops.size()))
+    return false;
+  const auto &b = plan->buffers[plan->results[size_t(k)]];
+  ArrayRef<int64_t> s = getShape(m->getResult(0));
+  return s.size() == 4 && !b.chunked && b.shape[0] == s[0] && b.shape[1] == s[1] &&
+         b.shape[3] == s[3] &&
+         (plan->slices > 1 ? b.height : b.shape[2]) == s[2];
+}
+
 uint64_t alignTo(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 /// A buffer of the activation region and the ops sharing it.
@@ -273,6 +291,10 @@ struct AssignAddressPass
       if (own ? !blockDims(ms, block)
               : ms.size() != 4 || (block != ms[2] * ms[3] &&
                                    block != ms[1] * ms[2] * ms[3]))
+        return false;
+      // A group stores it as it holds it: in NCHW only (not as the matrix
+      // view a Concat along the last axis in a group would read).
+      if (!own && !heldAsNchw(g, m, target))
         return false;
       auto readOnlyBy = [&](Value v) {
         return llvm::all_of(v.getUsers(), [&](Operation *u) {

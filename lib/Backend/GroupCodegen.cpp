@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "tpuc/Backend/LayerGroup.h"
 #include "tpuc/Backend/CodegenInterface.h"
+#include "Ops/Common.h"
 #include "tpuc/Dialect/Top/IR/TopDialect.h"
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Support/OpHelpers.h"
@@ -301,6 +302,12 @@ static LogicalResult sliceBatch(GroupPlan &plan, ArrayRef<Operation *> ops,
   return success();
 }
 
+/// The matrix view [batch, rows, 1, cols] with its batch folded into the
+/// rows.
+static std::array<int64_t, 4> foldedShape(const std::array<int64_t, 4> &s) {
+  return {1, s[0] * s[1], 1, s[3]};
+}
+
 /// Folds the batch of the matrix view into the rows, [batch, rows, 1, cols]
 /// -> [1, batch * rows, 1, cols], in the tensors of the ops that allow it
 /// (localFoldsBatch): a linear layer over a few rows of many batches (tokens
@@ -372,11 +379,14 @@ static void foldBatches(GroupPlan &plan, ArrayRef<Operation *> ops,
     }
   };
   // Operand reads in the other form: each needs a second buffer of its
-  // tensor. A view of another shape reads its operand unfolded.
+  // tensor. A view of another shape reads its operand unfolded, but one of
+  // its folded form (a block's tokens read as the rows of a matrix) folded.
   auto mismatched = [&](const std::vector<bool> &folded, int k, int b) {
     if (b < 0 || pb[b].shape[0] <= 1)
       return false;
-    bool want = plan.views[k] ? folded[b] && pb[plan.results[k]].shape == pb[b].shape
+    const auto &rs = pb[plan.results[k]].shape;
+    bool want = plan.views[k] ? (folded[b] && rs == pb[b].shape) ||
+                                    rs == foldedShape(pb[b].shape)
                               : fold[k];
     return want != folded[b];
   };
@@ -649,7 +659,7 @@ static void foldBatches(GroupPlan &plan, ArrayRef<Operation *> ops,
           f = fold[k];
     }
     if (f)
-      b.shape = {1, b.shape[0] * b.shape[1], 1, b.shape[3]};
+      b.shape = foldedShape(b.shape);
     b.bytes = b.slots * bytesOf(b.shape, b.dtype);
   }
 }
@@ -847,6 +857,35 @@ static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
       tiu += own;
     }
   }
+  // Ops keeping their operand's bytes in order (Reshapes): a view of
+  // them in any layout of as many elements.
+  SmallVector<int> foldViews;
+  auto keepsBytes = [](Operation *op) {
+    auto cg = cast<CodegenInterface>(op);
+    return op->getNumOperands() && cg.aliasedOperand() == 0 &&
+           cg.aliasedByteOffset() == 0 &&
+           numElements(getShape(op->getOperand(0))) ==
+               numElements(getShape(op->getResult(0))) &&
+           chipDType(op->getOperand(0).getType()) ==
+               chipDType(op->getResult(0).getType());
+  };
+  // The layout the first member reading `v` (through such views) reads it
+  // in; empty when none has one of its own.
+  std::function<SmallVector<int64_t, 4>(Value)> memberLayout =
+      [&](Value v) -> SmallVector<int64_t, 4> {
+    for (OpOperand &use : v.getUses()) {
+      Operation *u = use.getOwner();
+      if (!members.contains(u))
+        continue;
+      if (use.getOperandNumber() == 0 && keepsBytes(u))
+        return memberLayout(u->getResult(0));
+      auto l = cast<CodegenInterface>(u).localShape(use.getOperandNumber());
+      if (l.size() == 4 && numElements(l) == numElements(getShape(v)))
+        return l;
+      return {};
+    }
+    return {};
+  };
   for (int k = 0; k < n; ++k) {
     Operation *op = ops[k];
     auto cg = cast<CodegenInterface>(op);
@@ -917,6 +956,37 @@ static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
       return failure();
     bool bounce = loads && !outside;
     plan.loaded.push_back(loads);
+    // An op keeping its operand's bytes in order (a Reshape) views its
+    // operand as the group holds it when that gives each lane its result's
+    // bytes, in a layout other than the one it reads (a block's tokens
+    // folded onto the lanes, then read as the rows of a matrix); an operand
+    // the group loads and no member read before loads in its result's.
+    bool heldAsIs = false;
+    if (!rows && !follow && slices <= 1 && nSlices <= 1 && !loads &&
+        keepsBytes(op)) {
+      auto want = memberLayout(res);
+      auto it = byValue.find(first);
+      if (it != byValue.end()) {
+        // Or of its folded form, which foldBatches then holds (else the
+        // plan fails below), on one slot of the lanes: a refold's move of
+        // an image across a slot's end would read as other lanes.
+        const auto &held = plan.buffers[it->second].shape;
+        auto viewable = [&](ArrayRef<int64_t> l) {
+          return sameLaneBytes(held, l) ||
+                 (held[0] > 1 && held[2] == 1 &&
+                  held[0] * held[1] <= int64_t(target.lanes) &&
+                  ArrayRef<int64_t>(foldedShape(held)) == l);
+        };
+        if (!want.empty() && viewable(want))
+          resShape = want;
+        heldAsIs = viewable(resShape);
+        if (heldAsIs && !sameLaneBytes(held, resShape))
+          foldViews.push_back(k);
+      } else if (outside && !first.getDefiningOp<top::WeightOp>() &&
+                 !want.empty()) {
+        resShape = want, heldAsIs = true;
+      }
+    }
     for (OpOperand &o : op->getOpOperands()) {
       Value v = o.get();
       if (isNone(v) || loads) {
@@ -949,6 +1019,13 @@ static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
         if (!view)
           return failure();
         ls.assign(view->begin(), view->end());
+      } else if (heldAsIs && o.getOperandNumber() == 0) {
+        auto it = byValue.find(v);
+        if (it != byValue.end())
+          ls.assign(plan.buffers[it->second].shape.begin(),
+                    plan.buffers[it->second].shape.end());
+        else
+          ls = resShape;
       } else {
         ls = cg.localShape(o.getOperandNumber());
         if (folded && ls.size() == 4 && ls[0] > 1) {
@@ -997,7 +1074,7 @@ static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
     }
     std::optional<int64_t> run =
         !rows && slices <= 1 && nSlices <= 1 && !loads && viewed >= 0
-            ? cg.localView(target.lanes)
+            ? (heldAsIs ? std::optional<int64_t>(0) : cg.localView(target.lanes))
             : std::nullopt;
     if (run)
       viewOffset += uint64_t(*run) * dtypeSize(t);
@@ -1008,6 +1085,8 @@ static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
                               resShape[3]},
                              t) <=
             plan.buffers[viewed].bytes;
+    if (heldAsIs && !view)
+      return failure(); // its code reads the operand in its own layout
     plan.views.push_back(view);
     if (view) {
       int r = add(GroupPlan::Kind::Result, res,
@@ -1049,6 +1128,11 @@ static FailureOr<GroupPlan> planBuffers(ArrayRef<Operation *> ops,
     foldBatches(plan, ops, target, bytesOf);
     cutLoadsAtLaneMoves(plan, ops, target);
   }
+  // A view of the folded form finds its operand folded, or reads a refold.
+  for (int k : foldViews)
+    if (!sameLaneBytes(plan.buffers[plan.operands[k][0]].shape,
+                       plan.buffers[plan.results[k]].shape))
+      return failure();
   if (nSlices > 1 && (rows || ownLayouts || llvm::is_contained(plan.loaded, true) ||
                       failed(sliceBatch(plan, ops, nSlices))))
     return failure();

@@ -45,6 +45,9 @@ void tpuc::buildTpuCodegenPassPipeline(OpPassManager &pm,
     backend::RowGatherAsMatMulOptions gather;
     gather.chip = o.chip;
     pm.addPass(backend::createRowGatherAsMatMul(gather));
+    backend::MaskedWindowAttentionOptions windows;
+    windows.chip = o.chip;
+    pm.addPass(backend::createMaskedWindowAttention(windows));
     backend::TransposeAsMatMulOptions transpose;
     transpose.chip = o.chip;
     pm.addPass(backend::createTransposeAsMatMul(transpose));

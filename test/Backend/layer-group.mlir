@@ -72,15 +72,15 @@ func.func @too_big(%arg0: tensor<1x16x128x129xf32>) -> tensor<1x16x128x129xf32> 
 
 // -----
 
-// An op that cannot run in a group ends a run: here a Reshape from NCHW
-// (channels on lanes) to rows (rows on lanes), which would move elements
-// across lanes. A Reshape that keeps the bytes of the matmul's rows joins
-// the matmul and the elementwise ops after it, which follow its layout;
-// runs of one op are not groups.
+// An op that cannot run in a group ends a run: here a Reshape from a
+// conv's NCHW (channels on lanes) to rows (rows on lanes), which would move
+// elements across lanes. A Reshape that keeps the bytes of the matmul's
+// rows joins the matmul and the elementwise ops after it, which follow its
+// layout; runs of one op are not groups.
 // CHECK-LABEL: func.func @unsupported
 // CHECK: %[[G:.*]] = tpu.Group -> (tensor<1x4x8x8xf32>) {
-// CHECK-NEXT: "tpu.Active"
-// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Conv"
+// CHECK-NEXT: "tpu.Conv"
 // CHECK-NEXT: tpu.Yield
 // CHECK-NEXT: }
 // CHECK-NEXT: "tpu.Reshape"(%[[G]])
@@ -94,8 +94,9 @@ func.func @unsupported(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x1x8x8xf32> {
   %x = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("x")
   %none = "top.None"() : () -> none
   %w = "top.Weight"() : () -> tensor<8x8xf32> loc("w")
-  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("a")
-  %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("b")
+  %f = "top.Weight"() : () -> tensor<4x4x1x1xf32> loc("f")
+  %a = "tpu.Conv"(%x, %f, %none) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, none) -> tensor<1x4x8x8xf32> loc("a")
+  %b = "tpu.Conv"(%a, %f, %none) {kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1]} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, none) -> tensor<1x4x8x8xf32> loc("b")
   %r = "tpu.Reshape"(%b) : (tensor<1x4x8x8xf32>) -> tensor<32x8xf32> loc("r")
   %m = "tpu.MatMul"(%r, %w, %none) : (tensor<32x8xf32>, tensor<8x8xf32>, none) -> tensor<32x8xf32> loc("m")
   %r2 = "tpu.Reshape"(%m) : (tensor<32x8xf32>) -> tensor<1x4x8x8xf32> loc("r2")
@@ -103,6 +104,29 @@ func.func @unsupported(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x1x8x8xf32> {
   %d = "tpu.Active"(%c) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("d")
   %e = "tpu.Reduce"(%d) {mode = "mean", axes = [1], keepdims = true} : (tensor<1x4x8x8xf32>) -> tensor<1x1x8x8xf32> loc("e")
   return %e : tensor<1x1x8x8xf32>
+}
+
+// -----
+
+// Elementwise ops hold [1, 4, 8, 8] as four matrices of 8 rows, which fold
+// into the 32 rows the matmul reads: the Reshape views them folded, and
+// the whole run is one group.
+// CHECK-LABEL: func.func @folded_view
+// CHECK: tpu.Group -> (tensor<32x8xf32>) {
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Reshape"
+// CHECK-NEXT: "tpu.MatMul"
+// CHECK-NEXT: tpu.Yield
+func.func @folded_view(%arg0: tensor<1x4x8x8xf32>) -> tensor<32x8xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("x")
+  %none = "top.None"() : () -> none
+  %w = "top.Weight"() : () -> tensor<8x8xf32> loc("w")
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("a")
+  %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("b")
+  %r = "tpu.Reshape"(%b) : (tensor<1x4x8x8xf32>) -> tensor<32x8xf32> loc("r")
+  %m = "tpu.MatMul"(%r, %w, %none) : (tensor<32x8xf32>, tensor<8x8xf32>, none) -> tensor<32x8xf32> loc("m")
+  return %m : tensor<32x8xf32>
 }
 
 // -----

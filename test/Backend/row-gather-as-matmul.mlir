@@ -16,9 +16,13 @@
 // EDGE-LABEL: func.func @windows
 // EDGE: "tpu.Permute"
 // EDGE-NOT: top.Weight"() : () -> tensor<4x16x64xf32>
-// The windows stay in the group of the matmul reading them.
+// The windows stay in the group of the matmul reading them, and so does
+// the gelu: the tokens it holds as eight matrices of eight rows fold into
+// the 64 rows of the gather's operand, which the Reshape views.
 // GROUP-LABEL: func.func @windows
 // GROUP: tpu.Group
+// GROUP-NEXT: "tpu.Active"
+// GROUP-NEXT: "tpu.Reshape"
 // GROUP-NEXT: "tpu.MatMul"
 // GROUP-NEXT: "tpu.MatMul"
 // GROUP-NEXT: tpu.Yield

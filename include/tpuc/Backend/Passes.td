@@ -113,6 +113,29 @@ def RowGatherAsMatMul : Pass<"tpu-row-gather-as-matmul", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
 }
 
+def MaskedWindowAttention : Pass<"tpu-masked-window-attention", "::mlir::ModuleOp"> {
+  let summary = "Attend over all the rows of an F32 window attention block, masked by a constant bias";
+  let description = [{
+    A block that gathers its rows into windows by a 0/1 permutation (from
+    tpu-row-gather-as-matmul), projects them, attends within each window
+    (constant biases added to the scores), projects back and scatters the
+    rows by the inverse permutation becomes the projections of the rows in
+    place, attention over all of them with one constant bias [H, R, R]
+    (each window's biases at its rows' pairs, -1e30 between windows, which
+    the softmax makes exact zeros) and the output projection. No gather or
+    scatter remains, nor any tensor held a window at a time, which a layer
+    group would refold across the lanes by GDMA moves. The scores of a head
+    take R lanes where the windows' took N of them B times over: the same
+    work per lane. Run after tpu-row-gather-as-matmul, before
+    tpu-layer-group; needs the module's weight file.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"tpu_edge\"",
+           "Target chip: a name in chips/ or a path to a description">,
+  ];
+  let dependentDialects = ["::tpu::TpuDialect", "::top::TopDialect"];
+}
+
 def FoldNormAffine : Pass<"tpu-fold-norm-affine", "::mlir::ModuleOp"> {
   let summary = "Fold an F32 LayerNorm's scale and shift into the linear layers reading it";
   let description = [{

@@ -58,6 +58,13 @@ inline llvm::SmallVector<int64_t, 4> matrixView(llvm::ArrayRef<int64_t> s) {
   return {numElements(s.drop_back(2)), s[s.size() - 2], 1, s.back()};
 }
 
+/// Whether 4-D layouts `a` and `b` hold a dense tensor in the same bytes of
+/// each lane: as many images and channels, as many elements per channel.
+inline bool sameLaneBytes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
+  return a.size() == 4 && b.size() == 4 && a[0] == b[0] && a[1] == b[1] &&
+         a[2] * a[3] == b[2] * b[3];
+}
+
 /// The dtype an op keeps its intermediate values in LMEM when `io` is its
 /// float dtype in DDR: F16/BF16 widen to F32 so results round once, as the
 /// Tpu interpreter's do (GDMA loads and stores convert).

@@ -399,13 +399,6 @@ LogicalResult emitLaneCopy(LocalOperands &t, const std::array<int64_t, 4> &st) {
   return success();
 }
 
-/// Whether 4-D layouts `a` and `b` hold a dense tensor in the same bytes of
-/// each lane: as many images and channels, as many elements per channel.
-bool sameLaneBytes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
-  return a.size() == 4 && b.size() == 4 && a[0] == b[0] && a[1] == b[1] &&
-         a[2] * a[3] == b[2] * b[3];
-}
-
 /// Group-interface methods Reshape and Permute share; `Concrete` provides
 /// localResultShape and srcFlat (result element to source element).
 template <typename Concrete, typename OpT>
@@ -869,6 +862,50 @@ struct ConcatModel
                                    : makeBinaryScalar(BinaryOp::Max, t.out,
                                                       t.ins[0], 0.0));
                       });
+  }
+
+  /// In a group: along the last axis, each operand's columns are copied
+  /// into the result's within their lanes (the matrix view keeps a row's
+  /// elements in one lane), so the pieces of a row gathered by matmuls
+  /// (Swin's patch merging) meet without a DDR round trip.
+  bool supportsLocal(Operation *op) const {
+    auto concat = cast<tpu::ConcatOp>(op);
+    ArrayRef<int64_t> out = getShape(concat.getOutput());
+    if (concat.getDoRelu() || out.size() < 2 ||
+        concat.getAxis() != int64_t(out.size()) - 1)
+      return false;
+    auto rows = matrixView(out);
+    return llvm::all_of(concat.getInputs(), [&](Value v) {
+      auto l = matrixView(getShape(v));
+      return chipDType(v.getType()) == chipDType(concat.getType()) &&
+             !l.empty() && l[0] == rows[0] && l[1] == rows[1];
+    });
+  }
+  bool localQuantized(Operation *) const { return true; }
+  SmallVector<int64_t, 4> localShape(Operation *op, unsigned index) const {
+    return matrixView(getShape(op->getOperand(index)));
+  }
+  SmallVector<int64_t, 4> localResultShape(Operation *op) const {
+    return matrixView(getShape(op->getResult(0)));
+  }
+  bool localInputRows(Operation *, unsigned, int64_t, int64_t, int64_t &,
+                      int64_t &) const {
+    return false;
+  }
+  LogicalResult codegenLocal(Operation *op, CodegenContext &,
+                             LocalOperands &t) const {
+    const Operand &out = t.result.lmem;
+    uint32_t col = 0;
+    for (const LocalTensor &in : t.operands) {
+      if (in.lmem.dtype != out.dtype)
+        return failure();
+      Operand dst = out;
+      dst.shape[3] = in.lmem.shape[3];
+      dst.addr += uint64_t(col) * dtypeSize(out.dtype);
+      t.emit(makeCast(dst, in.lmem));
+      col += in.lmem.shape[3];
+    }
+    return col == out.shape[3] ? success() : failure();
   }
 };
 
