@@ -272,8 +272,7 @@ struct CodegenPass : public tpuc::backend::impl::CodegenBase<CodegenPass> {
       SmallVector<Operation *> members =
           g ? g.getMembers() : SmallVector<Operation *>{u};
       for (Operation *op : members) {
-        if (countsModelMacs(op))
-          ctx.macs += cast<CodegenInterface>(op).getMacs();
+        ctx.macs += modelMacs(op);
         if (!g || isStoredInGroup(op, members))
           name(op);
       }

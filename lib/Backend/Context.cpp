@@ -47,6 +47,15 @@ bool countsModelMacs(Operation *op) {
   });
 }
 
+int64_t modelMacs(Operation *op) {
+  if (!countsModelMacs(op))
+    return 0;
+  if (auto m = op->getAttrOfType<IntegerAttr>(kModelMacsAttr))
+    return m.getInt();
+  auto cg = dyn_cast<CodegenInterface>(op);
+  return cg ? cg.getMacs() : 0;
+}
+
 std::optional<uint64_t> ddrAddr(Value v) {
   // A layer group's result is the member value it yields.
   v = tpu::lookThroughGroup(v);

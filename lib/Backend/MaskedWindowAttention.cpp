@@ -17,7 +17,9 @@
 // and the attention (a window's rows on the lanes). A head's scores take
 // R lanes, where the windows' took N of them B times over: the same work
 // per lane. The bias is a constant the backend makes (tpu.data_movement:
-// not in the roofline, which loses the model's smaller bias and mask).
+// not in the roofline, which loses the model's smaller bias and mask), and
+// the roofline counts the windows' MACs of the two attention matmuls
+// (tpu.model_macs).
 // F32 only; the result equals the windowed one up to the order of sums.
 //
 //===----------------------------------------------------------------------===//
@@ -304,9 +306,13 @@ struct MaskedWindowAttentionPass
     };
     Value q = head(k.q), kk = head(k.k), v = head(k.v);
     Value noBias = b.create<top::NoneOp>(k.scatter.getLoc(), b.getNoneType());
+    // The roofline counts the windows' MACs, not those of the masked pairs.
+    const int64_t windowMacs = k.B * H * N * N * D;
+    auto macs = b.getI64IntegerAttr(windowMacs);
     Value s = b.create<tpu::MatMulOp>(named(k.scores, "_unwindowed"),
                                       f32({1, H, R, R}), q, kk, noBias,
                                       Value(), false, true);
+    s.getDefiningOp()->setAttr(kModelMacsAttr, macs);
     Value full = markDataMovement(top::WeightOp::createWithData(
         b, k.scatter, tpuc::getOpName(k.softmax) + "_unwindowed_bias",
         f32({1, H, R, R}), std::move(bias)));
@@ -320,6 +326,7 @@ struct MaskedWindowAttentionPass
     Value o = b.create<tpu::MatMulOp>(named(k.context, "_unwindowed"),
                                       f32({1, H, R, D}), s, v, noBias, Value(),
                                       false, false);
+    o.getDefiningOp()->setAttr(kModelMacsAttr, macs);
     o = b.create<tpu::PermuteOp>(named(k.merge, "_unwindowed"),
                                  f32({1, R, H, D}), o,
                                  b.getI64ArrayAttr({0, 2, 1, 3}));

@@ -108,25 +108,25 @@ func.func @unsupported(%arg0: tensor<1x4x8x8xf32>) -> tensor<1x1x8x8xf32> {
 
 // -----
 
-// Elementwise ops hold [1, 4, 8, 8] as four matrices of 8 rows, which fold
-// into the 32 rows the matmul reads: the Reshape views them folded, and
-// the whole run is one group.
+// Elementwise ops hold [1, 2, 8, 8] as two matrices of 8 rows, which fold
+// into the 16 rows the matmul reads (one slot of tpu_edge's lanes): the
+// Reshape views them folded, and the whole run is one group.
 // CHECK-LABEL: func.func @folded_view
-// CHECK: tpu.Group -> (tensor<32x8xf32>) {
+// CHECK: tpu.Group -> (tensor<16x8xf32>) {
 // CHECK-NEXT: "tpu.Active"
 // CHECK-NEXT: "tpu.Active"
 // CHECK-NEXT: "tpu.Reshape"
 // CHECK-NEXT: "tpu.MatMul"
 // CHECK-NEXT: tpu.Yield
-func.func @folded_view(%arg0: tensor<1x4x8x8xf32>) -> tensor<32x8xf32> {
-  %x = "top.Input"(%arg0) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("x")
+func.func @folded_view(%arg0: tensor<1x2x8x8xf32>) -> tensor<16x8xf32> {
+  %x = "top.Input"(%arg0) : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> loc("x")
   %none = "top.None"() : () -> none
   %w = "top.Weight"() : () -> tensor<8x8xf32> loc("w")
-  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("a")
-  %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("b")
-  %r = "tpu.Reshape"(%b) : (tensor<1x4x8x8xf32>) -> tensor<32x8xf32> loc("r")
-  %m = "tpu.MatMul"(%r, %w, %none) : (tensor<32x8xf32>, tensor<8x8xf32>, none) -> tensor<32x8xf32> loc("m")
-  return %m : tensor<32x8xf32>
+  %a = "tpu.Active"(%x) {mode = "abs"} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> loc("a")
+  %b = "tpu.Active"(%a) {mode = "abs"} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> loc("b")
+  %r = "tpu.Reshape"(%b) : (tensor<1x2x8x8xf32>) -> tensor<16x8xf32> loc("r")
+  %m = "tpu.MatMul"(%r, %w, %none) : (tensor<16x8xf32>, tensor<8x8xf32>, none) -> tensor<16x8xf32> loc("m")
+  return %m : tensor<16x8xf32>
 }
 
 // -----

@@ -10,10 +10,12 @@
 // CHECK-LABEL: func.func @window_block
 // CHECK-NOT: tensor<2x4x8xf32>
 // CHECK: "tpu.MatMul"(%{{.*}}, %{{.*}}, %{{.*}}) {{.*}} : (tensor<8x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<8x4xf32> loc("q_unwindowed")
-// CHECK: %[[S:.*]] = "tpu.MatMul"({{.*}}) <{do_relu = false, right_transpose = true}> : (tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>, none) -> tensor<1x2x8x8xf32>
+// The roofline counts the windows' MACs (2 windows x 2 heads x 4 x 4 x 2).
+// CHECK: %[[S:.*]] = "tpu.MatMul"({{.*}}) <{do_relu = false, right_transpose = true}> {tpu.model_macs = 128 : i64} : (tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>, none) -> tensor<1x2x8x8xf32>
 // CHECK: %[[B:.*]] = "top.Weight"() {tpu.data_movement} : () -> tensor<1x2x8x8xf32> loc("sm_unwindowed_bias")
 // CHECK: %[[A:.*]] = "tpu.Add"(%[[S]], %[[B]])
 // CHECK: "tpu.Softmax"(%[[A]]) <{axis = 3 : i64}> : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+// CHECK: "tpu.MatMul"({{.*}}) <{do_relu = false, right_transpose = false}> {tpu.model_macs = 128 : i64} : (tensor<1x2x8x8xf32>, tensor<1x2x8x2xf32>, none) -> tensor<1x2x8x2xf32>
 // CHECK: "tpu.MatMul"({{.*}}) {{.*}} : (tensor<8x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<8x4xf32> loc("z")
 // CHECK-NOT: tensor<8x8xf32>
 // CHECK-NOT: tensor<2x2x4x4xf32>

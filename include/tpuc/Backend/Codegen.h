@@ -67,6 +67,10 @@ constexpr llvm::StringLiteral kRecomputedAttr = "tpu.recomputed";
 /// matmul unit): neither it nor the matmuls reading it are the model's work,
 /// so the roofline counts neither their bytes nor their MACs.
 constexpr llvm::StringLiteral kDataMovementAttr = "tpu.data_movement";
+/// The model's MACs of an op computing more than the model does (attention
+/// over all rows where the model's attends within windows); the roofline
+/// counts these instead of the op's own.
+constexpr llvm::StringLiteral kModelMacsAttr = "tpu.model_macs";
 /// `weight` (a new top.Weight) marked with kDataMovementAttr.
 mlir::Value markDataMovement(mlir::Value weight);
 /// The data-movement weight [1.., R, W] (R = `type`'s rows, its leading
@@ -83,6 +87,9 @@ chip::Operand lmemChannels(chip::Operand o, uint32_t c0, uint32_t n,
 /// Whether `op`'s MACs are the model's: not a recomputed copy, and not a
 /// matmul by a data-movement constant.
 bool countsModelMacs(mlir::Operation *op);
+/// The model's MACs of `op` (kModelMacsAttr, else its own); 0 when
+/// countsModelMacs does not hold.
+int64_t modelMacs(mlir::Operation *op);
 /// The [block, stride] of `v`'s DDR placement, if it is not dense.
 std::optional<std::pair<int64_t, int64_t>> ddrBlockStride(mlir::Value v);
 /// `o` (a DDR view of rows of the 4-D `shape`, dense strides) with the
