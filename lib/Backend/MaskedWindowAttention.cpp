@@ -116,8 +116,9 @@ struct Block {
 std::optional<Block> match(tpu::MatMulOp scatter) {
   Block k;
   k.scatter = scatter;
-  auto inv = weightData(scatter.getInput());
-  if (!inv || scatter.getRightTranspose() || scatter.getQuant() ||
+  // The structure first: the permutations' data is read last.
+  if (!scatter.getInput().getDefiningOp<top::WeightOp>() ||
+      scatter.getRightTranspose() || scatter.getQuant() ||
       !isNone(scatter.getBias()) || !isF32(scatter.getOutput()) ||
       getShape(scatter.getInput()).size() != 2)
     return std::nullopt;
@@ -178,10 +179,10 @@ std::optional<Block> match(tpu::MatMulOp scatter) {
         return u != k.q.linear && u != k.k.linear && u != k.v.linear;
       }))
     return std::nullopt;
-  auto perm = weightData(k.gather.getInput());
   ArrayRef<int64_t> ws = getShape(windows), xs = getShape(k.gather.getRight());
   ArrayRef<int64_t> qs = getShape(k.q.split.getOutput());
-  if (!perm || ws.size() != 3 || xs.size() != 2 || qs.size() != 4)
+  if (!k.gather.getInput().getDefiningOp<top::WeightOp>() || ws.size() != 3 ||
+      xs.size() != 2 || qs.size() != 4)
     return std::nullopt;
   k.B = ws[0], k.N = ws[1], k.C = ws[2], k.R = xs[0], k.H = qs[2], k.D = qs[3];
   if (k.B * k.N != k.R || xs[1] != k.C ||
@@ -201,6 +202,10 @@ std::optional<Block> match(tpu::MatMulOp scatter) {
     if (!isF32(op->getResult(0)))
       return std::nullopt;
   // P a permutation of the rows, and the scatter its inverse.
+  auto perm = weightData(k.gather.getInput());
+  auto inv = weightData(scatter.getInput());
+  if (!perm || !inv)
+    return std::nullopt;
   k.source.assign(size_t(k.R), -1);
   std::vector<bool> seen(size_t(k.R), false);
   for (int64_t w = 0; w < k.R; ++w)
@@ -213,12 +218,12 @@ std::optional<Block> match(tpu::MatMulOp scatter) {
       k.source[size_t(w)] = r;
       seen[size_t(r)] = true;
     }
+  if (llvm::is_contained(k.source, -1))
+    return std::nullopt;
   for (int64_t i = 0; i < k.R; ++i)
     for (int64_t w = 0; w < k.R; ++w)
       if ((*inv)[size_t(i * k.R + w)] != (k.source[size_t(w)] == i ? 1.0f : 0.0f))
         return std::nullopt;
-  if (llvm::is_contained(k.source, -1))
-    return std::nullopt;
   return k;
 }
 
