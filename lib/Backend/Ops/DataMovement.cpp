@@ -866,8 +866,8 @@ struct ConcatModel
 
   /// In a group: along the last axis, each operand's columns are copied
   /// into the result's within their lanes (the matrix view keeps a row's
-  /// elements in one lane), so the pieces of a row gathered by matmuls
-  /// (Swin's patch merging) meet without a DDR round trip.
+  /// elements in one lane), so a row assembled from pieces (Swin's patch
+  /// merging) stays in the group rather than meeting in DDR.
   bool supportsLocal(Operation *op) const {
     auto concat = cast<tpu::ConcatOp>(op);
     ArrayRef<int64_t> out = getShape(concat.getOutput());
@@ -892,7 +892,7 @@ struct ConcatModel
                       int64_t &) const {
     return false;
   }
-  LogicalResult codegenLocal(Operation *op, CodegenContext &,
+  LogicalResult codegenLocal(Operation *, CodegenContext &,
                              LocalOperands &t) const {
     const Operand &out = t.result.lmem;
     uint32_t col = 0;
