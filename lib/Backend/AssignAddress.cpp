@@ -46,11 +46,8 @@ bool heldAsNchw(tpu::GroupOp g, Operation *m, const chip::Target &target) {
   auto k = llvm::find(ops, m) - ops.begin();
   if (k >= int64_t(ops.size()))
     return false;
-  const auto &b = plan->buffers[plan->results[size_t(k)]];
-  ArrayRef<int64_t> s = getShape(m->getResult(0));
-  return s.size() == 4 && !b.chunked && b.shape[0] == s[0] && b.shape[1] == s[1] &&
-         b.shape[3] == s[3] &&
-         (plan->slices > 1 ? b.height : b.shape[2]) == s[2];
+  return plan->holdsNchw(plan->buffers[plan->results[size_t(k)]],
+                         getShape(m->getResult(0)));
 }
 
 uint64_t alignTo(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }

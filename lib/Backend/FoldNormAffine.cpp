@@ -31,8 +31,6 @@ using namespace tpuc::backend;
 
 namespace {
 
-bool isF32(Value v) { return chipDType(v.getType()) == chip::DType::F32; }
-
 /// The values of weight `v` with `n` elements, else null.
 std::shared_ptr<std::vector<float>> weightData(Value v, int64_t n) {
   auto w = v.getDefiningOp<top::WeightOp>();

@@ -31,8 +31,6 @@ using namespace tpuc::backend;
 
 namespace {
 
-bool isF32(Value v) { return chipDType(v.getType()) == chip::DType::F32; }
-
 /// The value of a one-element F32 weight.
 std::optional<float> scalarOf(Value v) {
   auto w = v.getDefiningOp<top::WeightOp>();

@@ -1864,11 +1864,9 @@ LogicalResult emitLayerGroup(CodegenContext &ctx, tpu::GroupOp group) {
     if (!b.value || !ddrBlockStride(b.value))
       continue;
     auto v = getShape(b.value);
-    if (b.chunked || v.size() != 4 ||
+    if (!plan->holdsNchw(b, v) ||
         !withBlockStride(Operand{}, {v[0], v[1], v[2], v[3]},
-                         *ddrBlockStride(b.value)) ||
-        b.shape[1] != v[1] || b.shape[3] != v[3] ||
-        (plan->slices > 1 ? b.height : b.shape[2]) != v[2])
+                         *ddrBlockStride(b.value)))
       return ctx.error() << "a layer group result placed in strided DDR blocks "
                             "is not stored in the NCHW layout";
   }

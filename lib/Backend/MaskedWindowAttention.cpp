@@ -47,11 +47,6 @@ namespace {
 /// maximum is 0 in F32.
 constexpr float kMasked = -1e30f;
 
-bool isF32(Value v) {
-  return isa<RankedTensorType>(v.getType()) &&
-         chipDType(v.getType()) == chip::DType::F32;
-}
-
 /// The op defining `v` when it is an `OpT` whose result only `user` reads.
 template <typename OpT> OpT onlyFor(Value v, Operation *user) {
   auto op = v.getDefiningOp<OpT>();

@@ -111,6 +111,10 @@ inline std::optional<size_t> blockDims(llvm::ArrayRef<int64_t> shape,
 }
 /// Chip dtype of a tensor's element type (Invalid when the chip has none).
 chip::DType chipDType(mlir::Type type);
+/// Whether `v`'s elements are F32.
+inline bool isF32(mlir::Value v) {
+  return chipDType(v.getType()) == chip::DType::F32;
+}
 
 /// A GDMA load of a later op's weight tile ahead of that op, into LMEM it
 /// reserves (CodegenContext::beginPrefetch): `to` is where the prefetch puts

@@ -101,6 +101,14 @@ struct GroupPlan {
   int64_t nSlices = 1, batch = 1;
   /// Whether the group runs as a loop over slices (along N or H).
   bool looped() const { return slices > 1 || nSlices > 1; }
+  /// Whether buffer `b` holds a tensor of shape `v` in its own NCHW layout
+  /// (whole rows, not chunks; its slice's rows when sliced along H), as a
+  /// result stored into a Concat's strided DDR blocks must be.
+  bool holdsNchw(const Buffer &b, llvm::ArrayRef<int64_t> v) const {
+    return !b.chunked && v.size() == 4 && b.shape[0] == v[0] &&
+           b.shape[1] == v[1] && b.shape[3] == v[3] &&
+           (slices > 1 ? b.height : b.shape[2]) == v[2];
+  }
   /// Per-lane bytes of one of the two halves a rows-view group in chunks
   /// alternates between (chunk c in half c % 2, so the loads of chunk c + 1
   /// overlap the compute of chunk c) when twice its buffers fit in `lmem`

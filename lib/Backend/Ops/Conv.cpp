@@ -96,7 +96,6 @@ static std::optional<float> int8ChannelSum(tpu::ConvOp op) {
 /// lanes, then the weight and the bias as scalars: (weight, bias). As a
 /// conv it would run on one lane.
 std::optional<std::pair<float, float>> channelSum(tpu::ConvOp op) {
-  auto isF32 = [](Value v) { return chipDType(v.getType()) == DType::F32; };
   if (!isF32(op.getInput()) || !isF32(op.getOutput()) ||
       (!isNone(op.getBias()) && !op.getBias().getDefiningOp<top::WeightOp>()))
     return std::nullopt;
